@@ -1,0 +1,110 @@
+// tern/session.h: load an ONNX model and run it.
+//
+//   tern::Session session("retinaface_mnet025.onnx", {.num_threads = 2});
+//   tern::Tensor x = tern::Tensor::from_blob(buf, tern::DType::kFloat32, {1, 3, 320, 320});
+//   std::vector<tern::NamedTensor> out = session.run({{"input", x}});
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tern/status.h"
+#include "tern/tensor.h"
+
+namespace tern {
+
+/// Options fixed when a session is created.
+struct SessionOptions {
+  /// OpenMP threads this session's kernels use; 0 = one per core. Sessions do not share
+  /// this setting (no global state).
+  int num_threads = 0;
+  /// Largest tensor a model file may declare (initializer, Constant or attribute), in
+  /// bytes. A file that declares more is rejected with ModelError before any allocation.
+  int64_t max_tensor_bytes = int64_t{1} << 31;
+  /// Largest sum of all tensors a model file may declare, in bytes.
+  int64_t max_model_bytes = int64_t{4} << 30;
+};
+
+/// Name, dtype and declared shape of a graph input or output. A symbolic dim is -1 in
+/// `shape` and has its name in `dim_names` (e.g. "height"); fixed dims have "".
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  std::vector<std::string> dim_names;
+};
+
+/// A tensor with the graph name it binds to.
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+/// One node of the model as planned for concrete input shapes (for `tern inspect`).
+struct LayerInfo {
+  std::string name;
+  std::string op_type;
+  std::vector<std::string> outputs;
+  std::vector<Shape> output_shapes;  ///< empty shape list when only known at run time
+  int64_t macs = 0;                  ///< multiply-accumulates (Conv, Gemm, MatMul)
+  bool constant = false;             ///< all inputs constant: folded at plan time
+};
+
+/// A loaded model, ready to run. Thread-compatible: one run at a time per session.
+///
+/// Plans are built per distinct set of input shapes and cached, so the first run with
+/// a new shape (e.g. a new image size for a model with symbolic H and W) costs a plan.
+class Session {
+ public:
+  /// Loads and validates the ONNX model at `path`. Throws IOError (missing or unreadable
+  /// file), ModelError (malformed model), UnsupportedOpError (an op tern lacks).
+  explicit Session(const std::string& path, const SessionOptions& options = {});
+  /// Same, from a serialized ONNX ModelProto in memory (copied; the buffer may go away).
+  static Session from_memory(const void* data, size_t size, const SessionOptions& options = {});
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  /// Graph inputs the caller must feed (initializers excluded), in model order.
+  const std::vector<TensorInfo>& inputs() const;
+  /// Graph outputs, in model order.
+  const std::vector<TensorInfo>& outputs() const;
+  /// Threads this session uses (options.num_threads resolved).
+  int num_threads() const;
+
+  /// Runs the model. Every graph input must be given once, by name, with the declared
+  /// dtype and rank and matching every fixed dim; symbolic dims take the given size.
+  /// Inputs may be views of caller memory (Tensor::from_blob): they are read, never
+  /// written. Returns every graph output, in model order. Throws InvalidArgument (unknown,
+  /// missing or repeated name; wrong dtype) or ShapeError (wrong rank or size), naming
+  /// the input and what was expected; errors inside the graph name the node.
+  std::vector<NamedTensor> run(const std::vector<NamedTensor>& inputs);
+
+  /// Per-node output shapes and MACs for the given input shapes (all inputs required,
+  /// checked as in run()). Shapes that depend on input values are left empty.
+  std::vector<LayerInfo> describe(const std::map<std::string, Shape>& input_shapes);
+
+  /// Count of each op type in the model, e.g. {"Conv": 56, "Relu": 41}.
+  std::map<std::string, int> op_histogram() const;
+  /// Number of weight values (elements of all initializers and Constant nodes).
+  int64_t parameter_count() const;
+  /// The model's default-domain opset, IR version and producer ("pytorch 1.13.0").
+  int opset() const;
+  int64_t ir_version() const;
+  std::string producer() const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// tern's version, "MAJOR.MINOR.PATCH".
+const char* version();
+
+}  // namespace tern

@@ -1,0 +1,103 @@
+// The operator contract: create (parse attributes into a named params struct, check
+// them) -> infer (output dtypes and shapes for given input types) -> run (compute into
+// outputs the runtime allocated with the inferred shapes).
+//
+// Ops never see graph nodes: they get an Attrs reader and an OpContext (the node's name,
+// op type and opset, for messages). Every error an op throws starts with where(), e.g.
+// "Conv 'stage2.conv1': expected input with 64 channels, but got 32".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/check.h"
+#include "tern/tensor.h"
+
+namespace tern::ops {
+
+/// Which node an op instance belongs to.
+struct OpContext {
+  std::string node_name;
+  std::string op_type;
+  int opset = 0;  ///< the model's default-domain opset
+};
+
+/// dtype and shape of one tensor.
+struct TensorType {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  bool operator==(const TensorType&) const = default;
+};
+
+/// What shape inference knows about one input.
+struct InferInput {
+  bool present = false;          ///< false for an omitted optional input
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  const Tensor* value = nullptr;  ///< the value, when known (constants, folded shapes, run time)
+};
+
+/// Thrown by infer() when an output shape depends on the value of an input that is not
+/// known yet (plan time, non-constant input). The runtime then infers at run time.
+struct ValueNotKnown {
+  int input_index;
+};
+
+/// Per-run settings a kernel may use. num_threads: OpenMP threads for this session.
+struct ExecContext {
+  int num_threads = 1;
+};
+
+/// Base class of every operator.
+class Op {
+ public:
+  explicit Op(OpContext ctx) : ctx_(std::move(ctx)) {}
+  virtual ~Op() = default;
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
+
+  /// Output dtypes and shapes. `inputs` has one entry per node input (omitted optional
+  /// inputs have present == false). Throws ShapeError / InvalidArgument (prefixed with
+  /// where()) when the inputs do not fit, and ValueNotKnown when a needed value is absent.
+  virtual std::vector<TensorType> infer(std::span<const InferInput> inputs) const = 0;
+
+  /// Computes the outputs. `inputs[i]` is undefined for an omitted optional input;
+  /// `outputs` are contiguous tensors already allocated with the shapes infer() gave
+  /// (an op that returns views, see returns_view(), replaces them instead).
+  virtual void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                   const ExecContext& ctx) const = 0;
+
+  /// True when run() sets outputs to views of its inputs (Reshape, Squeeze, Identity...)
+  /// instead of writing into preallocated outputs; the runtime then allocates nothing.
+  virtual bool returns_view() const { return false; }
+
+  /// Multiply-accumulates of one run for these shapes (Conv, Gemm, MatMul); 0 otherwise.
+  virtual int64_t macs(std::span<const TensorType> inputs,
+                       std::span<const TensorType> outputs) const {
+    (void)inputs;
+    (void)outputs;
+    return 0;
+  }
+
+  const OpContext& context() const { return ctx_; }
+  /// "Conv 'stage2.conv1'": the prefix of every message this op throws.
+  std::string where() const { return ctx_.op_type + " '" + ctx_.node_name + "'"; }
+
+ protected:
+  OpContext ctx_;
+};
+
+/// Returns inputs[i].value or throws ValueNotKnown (for data-dependent output shapes).
+inline const Tensor& require_value(std::span<const InferInput> inputs, int i) {
+  if (!inputs[i].value) throw ValueNotKnown{i};
+  return *inputs[i].value;
+}
+
+/// Builds InferInputs that describe actual tensors (values known), for running infer()
+/// at run time.
+std::vector<InferInput> infer_inputs_from(std::span<const Tensor> tensors);
+
+}  // namespace tern::ops

@@ -1,0 +1,107 @@
+#include "ops/registry.h"
+
+#include "base/check.h"
+
+namespace tern::ops {
+
+// One registration function per op file (src/ops/<file>.cc defines register_<file>).
+// This list is the one place that says which ops exist.
+void register_conv(OpRegistry& r);            // Conv
+void register_conv_transpose(OpRegistry& r);  // ConvTranspose
+void register_batch_norm(OpRegistry& r);      // BatchNormalization
+void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Average,Max}Pool
+void register_gemm(OpRegistry& r);            // Gemm
+void register_matmul(OpRegistry& r);          // MatMul
+void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax
+void register_resize(OpRegistry& r);          // Resize, Upsample
+void register_pad(OpRegistry& r);             // Pad
+void register_unary(OpRegistry& r);           // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
+                                              // Tanh, Exp, Log, Sqrt, Neg, Abs
+void register_clip(OpRegistry& r);            // Clip
+void register_binary(OpRegistry& r);          // Add, Sub, Mul, Div, Pow, PRelu
+void register_variadic(OpRegistry& r);        // Max, Min, Sum
+void register_reshape(OpRegistry& r);         // Reshape, Flatten, Squeeze, Unsqueeze
+void register_transpose(OpRegistry& r);       // Transpose
+void register_concat(OpRegistry& r);          // Concat
+void register_split(OpRegistry& r);           // Split
+void register_slice(OpRegistry& r);           // Slice
+void register_shape(OpRegistry& r);           // Shape
+void register_gather(OpRegistry& r);          // Gather
+void register_cast(OpRegistry& r);            // Cast
+void register_constant(OpRegistry& r);        // Constant, ConstantOfShape
+void register_identity(OpRegistry& r);        // Identity, Dropout
+void register_reduce(OpRegistry& r);          // ReduceMean, ReduceMax, ReduceSum, ArgMax
+void register_expand(OpRegistry& r);          // Expand
+void register_tile(OpRegistry& r);            // Tile
+
+namespace {
+
+OpRegistry build_registry() {
+  OpRegistry r;
+  register_conv(r);
+  register_conv_transpose(r);
+  register_batch_norm(r);
+  register_pool(r);
+  register_gemm(r);
+  register_matmul(r);
+  register_softmax(r);
+  register_resize(r);
+  register_pad(r);
+  register_unary(r);
+  register_clip(r);
+  register_binary(r);
+  register_variadic(r);
+  register_reshape(r);
+  register_transpose(r);
+  register_concat(r);
+  register_split(r);
+  register_slice(r);
+  register_shape(r);
+  register_gather(r);
+  register_cast(r);
+  register_constant(r);
+  register_identity(r);
+  register_reduce(r);
+  register_expand(r);
+  register_tile(r);
+  return r;
+}
+
+}  // namespace
+
+const OpRegistry& OpRegistry::global() {
+  static const OpRegistry registry = build_registry();
+  return registry;
+}
+
+void OpRegistry::add(OpSchema schema) {
+  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument,
+             "op '{}' registered twice", schema.op_type);
+  std::string key = schema.op_type;
+  schemas_.emplace(std::move(key), std::move(schema));
+}
+
+const OpSchema* OpRegistry::find(const std::string& op_type) const {
+  auto it = schemas_.find(op_type);
+  return it == schemas_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::op_types() const {
+  std::vector<std::string> out;
+  for (const auto& [name, schema] : schemas_) out.push_back(name);
+  return out;
+}
+
+std::vector<InferInput> infer_inputs_from(std::span<const Tensor> tensors) {
+  std::vector<InferInput> out(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].defined()) continue;
+    out[i].present = true;
+    out[i].dtype = tensors[i].dtype();
+    out[i].shape = tensors[i].shape();
+    out[i].value = &tensors[i];
+  }
+  return out;
+}
+
+}  // namespace tern::ops
