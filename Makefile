@@ -1,0 +1,50 @@
+# Two commands for a new user on Debian 12 (see README.md):
+#   make demo   installs dependencies, builds tern and runs the face-detection demo
+#   make test   installs dependencies, builds release, asan and arm64, runs every test
+# Other targets: build (release only), check (release tests only), format, clean.
+
+JOBS ?= $(shell nproc)
+CTEST = ctest --output-on-failure -j $(JOBS)
+TERN = build/release/tools/tern/tern
+
+.PHONY: demo test build check deps deps-arm64 test-release test-asan test-arm64 format clean
+
+deps:
+	bash scripts/install-deps.sh
+
+deps-arm64:
+	bash scripts/install-deps.sh --arm64
+
+build: deps
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+
+demo: build
+	$(TERN) demo -o tern-demo.jpg
+
+check: build
+	cd build/release && $(CTEST)
+
+test-release: deps
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+	cd build/release && $(CTEST)
+
+test-asan: deps
+	cmake --preset asan
+	cmake --build --preset asan -j $(JOBS)
+	cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(CTEST)
+
+# arm64: unit tests and the model cases up to 320x320, under qemu-aarch64 (Cortex-A72).
+test-arm64: deps-arm64
+	cmake --preset arm64
+	cmake --build --preset arm64 -j $(JOBS)
+	cd build/arm64 && TERN_TEST_MAX_PIXELS=102400 $(CTEST)
+
+test: deps-arm64 test-release test-asan test-arm64
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,62 @@
+#include "base/cpu.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <thread>
+
+#include "hwy/targets.h"
+
+namespace tern {
+namespace {
+
+// Names of the targets set in `mask`, lowest bit (= best target in Highway) first.
+std::vector<std::string> target_names(int64_t mask) {
+  std::vector<std::string> names;
+  for (int64_t rest = mask; rest != 0; rest &= rest - 1) {
+    names.emplace_back(hwy::TargetName(rest & -rest));
+  }
+  return names;
+}
+
+// The value of the first /proc/cpuinfo line whose key is one of `keys`, in key order.
+std::string cpuinfo_value(const std::vector<std::string>& keys) {
+  std::ifstream in("/proc/cpuinfo");
+  std::vector<std::string> found(keys.size());
+  for (std::string line; std::getline(in, line);) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (key == keys[k] && found[k].empty()) {
+        size_t start = line.find_first_not_of(" \t", colon + 1);
+        found[k] = start == std::string::npos ? "" : line.substr(start);
+      }
+    }
+  }
+  for (const std::string& value : found) {
+    if (!value.empty()) return value;
+  }
+  return "";
+}
+
+}  // namespace
+
+CpuInfo cpu_info() {
+  CpuInfo info;
+  info.model = cpuinfo_value({"model name", "Hardware", "CPU part"});
+  const int64_t supported = hwy::SupportedTargets();
+  info.supported_targets = target_names(supported);
+  info.compiled_targets = target_names(HWY_TARGETS);
+  const int64_t usable = supported & HWY_TARGETS;
+  info.best_target = usable != 0 ? hwy::TargetName(usable & -usable) : "none";
+  const unsigned hw = std::thread::hardware_concurrency();
+  info.num_cores = hw > 0 ? static_cast<int>(hw) : std::max(1, omp_get_num_procs());
+  info.default_threads = omp_get_max_threads();
+  return info;
+}
+
+}  // namespace tern

@@ -1,0 +1,32 @@
+// CPU features as Highway sees them: which SIMD targets this CPU supports, which ones
+// tern was compiled for, the one run-time dispatch picks, and the thread defaults.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tern {
+
+/// What `tern info` reports about the machine.
+struct CpuInfo {
+  /// "model name" (x86) or "CPU part"/"Hardware" (Arm) from /proc/cpuinfo; "" if unknown.
+  std::string model;
+  /// Highway targets this CPU supports, best first ("AVX3", "AVX2", "SSE4", ...,
+  /// "EMU128"). Honours hwy::DisableTargets().
+  std::vector<std::string> supported_targets;
+  /// Highway targets tern's kernels are compiled for (HWY_TARGETS), best first.
+  std::vector<std::string> compiled_targets;
+  /// The best target that is both supported and compiled: the one HWY_DYNAMIC_DISPATCH
+  /// calls.
+  std::string best_target;
+  /// Logical cores the OS reports (at least 1).
+  int num_cores = 1;
+  /// Threads an OpenMP parallel region uses by default (omp_get_max_threads(); honours
+  /// OMP_NUM_THREADS). A Session with num_threads = 0 uses one per core.
+  int default_threads = 1;
+};
+
+/// Queries the CPU once per call (cheap: a few syscalls and a read of /proc/cpuinfo).
+CpuInfo cpu_info();
+
+}  // namespace tern

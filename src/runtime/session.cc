@@ -1,0 +1,259 @@
+#include "tern/session.h"
+
+#include <omp.h>
+
+#include <set>
+#include <unordered_set>
+
+#include "base/check.h"
+#include "onnx/loader.h"
+#include "ops/registry.h"
+#include "runtime/plan.h"
+
+namespace tern {
+
+struct Session::Impl {
+  SessionOptions options;
+  int num_threads = 1;
+  ir::Graph graph;
+  std::vector<int> order;
+  std::vector<std::unique_ptr<ops::Op>> ops;  // by node index
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  std::map<std::vector<Shape>, std::unique_ptr<runtime::Plan>> plans;
+
+  void init();
+  std::vector<ops::TensorType> check_input_shapes(const std::vector<Shape>& shapes,
+                                                  const std::vector<DType>* dtypes) const;
+  runtime::Plan& plan_for(const std::vector<ops::TensorType>& types);
+};
+
+namespace {
+
+TensorInfo info_of(const ir::Value& v) {
+  TensorInfo info;
+  info.name = v.name;
+  info.dtype = v.dtype;
+  for (const ir::Dim& d : v.dims) {
+    info.shape.push_back(d.value);
+    info.dim_names.push_back(d.value >= 0 ? "" : d.param);
+  }
+  return info;
+}
+
+std::string declared_shape_str(const TensorInfo& info) {
+  std::string s = "[";
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    if (i) s += ", ";
+    if (info.shape[i] >= 0) {
+      s += std::to_string(info.shape[i]);
+    } else {
+      s += info.dim_names[i].empty() ? "?" : info.dim_names[i];
+    }
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+void Session::Impl::init() {
+  TERN_CHECK(options.num_threads >= 0, InvalidArgument,
+             "SessionOptions.num_threads must be >= 0 (0 = one per core), but got {}",
+             options.num_threads);
+  num_threads = options.num_threads > 0 ? options.num_threads : omp_get_num_procs();
+  order = graph.topological_order();
+  ops.resize(graph.nodes.size());
+  const auto& registry = ops::OpRegistry::global();
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const ir::Node& node = graph.nodes[n];
+    const ops::OpSchema* schema = registry.find(node.op_type);
+    TERN_CHECK(schema != nullptr, UnsupportedOpError,
+               "node '{}' uses op '{}' (opset {}), which tern does not support", node.name,
+               node.op_type, graph.opset);
+    ops::OpContext ctx{node.name, node.op_type, graph.opset};
+    ops::Attrs attrs(node.attrs, node.op_type + " '" + node.name + "'");
+    ops[n] = schema->create(attrs, ctx);
+  }
+  for (int v : graph.inputs) {
+    TensorInfo info = info_of(graph.values[v]);
+    TERN_CHECK(graph.values[v].has_shape, ModelError,
+               "graph input '{}' declares no shape; tern needs its rank", info.name);
+    inputs.push_back(std::move(info));
+  }
+  for (int v : graph.outputs) outputs.push_back(info_of(graph.values[v]));
+}
+
+std::vector<ops::TensorType> Session::Impl::check_input_shapes(
+    const std::vector<Shape>& shapes, const std::vector<DType>* dtypes) const {
+  std::vector<ops::TensorType> types(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorInfo& info = inputs[i];
+    const Shape& shape = shapes[i];
+    if (dtypes) {
+      TERN_CHECK((*dtypes)[i] == info.dtype, InvalidArgument,
+                 "input '{}': expected dtype {}, but got {}", info.name, dtype_name(info.dtype),
+                 dtype_name((*dtypes)[i]));
+    }
+    TERN_CHECK(shape.size() == info.shape.size(), ShapeError,
+               "input '{}': expected rank {} (shape {}), but got rank {} (shape {})", info.name,
+               info.shape.size(), declared_shape_str(info), shape.size(), shape_str(shape));
+    for (size_t d = 0; d < shape.size(); ++d) {
+      TERN_CHECK(shape[d] >= 0, ShapeError, "input '{}': dim {} is negative ({})", info.name, d,
+                 shape[d]);
+      TERN_CHECK(info.shape[d] < 0 || info.shape[d] == shape[d], ShapeError,
+                 "input '{}': expected shape {}, but got {} (dim {} must be {})", info.name,
+                 declared_shape_str(info), shape_str(shape), d, info.shape[d]);
+    }
+    types[i] = ops::TensorType{info.dtype, shape};
+  }
+  return types;
+}
+
+runtime::Plan& Session::Impl::plan_for(const std::vector<ops::TensorType>& types) {
+  std::vector<Shape> key;
+  for (const auto& t : types) key.push_back(t.shape);
+  auto it = plans.find(key);
+  if (it != plans.end()) return *it->second;
+  auto plan = runtime::build_plan(graph, ops, order, types, ops::ExecContext{num_threads});
+  return *plans.emplace(std::move(key), std::move(plan)).first->second;
+}
+
+// ---- Session ----------------------------------------------------------------------------
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Session::Session(const std::string& path, const SessionOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->graph = onnx::load_model_file(
+      path, onnx::LoadLimits{options.max_tensor_bytes, options.max_model_bytes});
+  impl->init();
+  impl_ = std::move(impl);
+}
+
+Session Session::from_memory(const void* data, size_t size, const SessionOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->graph =
+      onnx::load_model(data, size, onnx::LoadLimits{options.max_tensor_bytes, options.max_model_bytes});
+  impl->init();
+  return Session(std::move(impl));
+}
+
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
+int Session::num_threads() const { return impl_->num_threads; }
+int Session::opset() const { return impl_->graph.opset; }
+int64_t Session::ir_version() const { return impl_->graph.ir_version; }
+std::string Session::producer() const { return impl_->graph.producer; }
+
+std::map<std::string, int> Session::op_histogram() const {
+  std::map<std::string, int> h;
+  for (const ir::Node& n : impl_->graph.nodes) ++h[n.op_type];
+  return h;
+}
+
+int64_t Session::parameter_count() const {
+  int64_t n = impl_->graph.parameter_count();
+  for (const ir::Node& node : impl_->graph.nodes) {
+    if (node.op_type != "Constant") continue;
+    for (const auto& [name, attr] : node.attrs) {
+      if (attr.type == ir::Attribute::Type::kTensor) n += attr.t.numel();
+    }
+  }
+  return n;
+}
+
+std::vector<LayerInfo> Session::describe(const std::map<std::string, Shape>& input_shapes) {
+  std::vector<Shape> shapes;
+  for (const auto& [name, shape] : input_shapes) {
+    bool known = false;
+    for (const TensorInfo& info : impl_->inputs) known = known || info.name == name;
+    TERN_CHECK(known, InvalidArgument, "no graph input is named '{}'; inputs are: {}", name,
+               [&] {
+                 std::vector<std::string> names;
+                 for (const TensorInfo& info : impl_->inputs) names.push_back(info.name);
+                 return fmt::format("{}", fmt::join(names, ", "));
+               }());
+  }
+  for (const TensorInfo& info : impl_->inputs) {
+    auto it = input_shapes.find(info.name);
+    TERN_CHECK(it != input_shapes.end(), InvalidArgument, "input '{}' (shape {}) needs a shape",
+               info.name, declared_shape_str(info));
+    shapes.push_back(it->second);
+  }
+  return impl_->plan_for(impl_->check_input_shapes(shapes, nullptr)).layers;
+}
+
+std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
+  Impl& s = *impl_;
+  const ir::Graph& g = s.graph;
+
+  // Bind the caller's tensors to graph inputs by name.
+  std::vector<const Tensor*> bound(s.inputs.size(), nullptr);
+  for (const NamedTensor& feed : feeds) {
+    size_t i = 0;
+    while (i < s.inputs.size() && s.inputs[i].name != feed.name) ++i;
+    if (i == s.inputs.size()) {
+      std::vector<std::string> names;
+      for (const TensorInfo& info : s.inputs) names.push_back(info.name);
+      TERN_THROW(InvalidArgument, "no graph input is named '{}'; the model's inputs are: {}",
+                 feed.name, fmt::join(names, ", "));
+    }
+    TERN_CHECK(bound[i] == nullptr, InvalidArgument, "input '{}' is given more than once",
+               feed.name);
+    TERN_CHECK(feed.tensor.defined(), InvalidArgument, "input '{}' is an empty tensor",
+               feed.name);
+    bound[i] = &feed.tensor;
+  }
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    TERN_CHECK(bound[i] != nullptr, InvalidArgument, "input '{}' (shape {}) was not given",
+               s.inputs[i].name, declared_shape_str(s.inputs[i]));
+    shapes.push_back(bound[i]->shape());
+    dtypes.push_back(bound[i]->dtype());
+  }
+  const runtime::Plan& plan = s.plan_for(s.check_input_shapes(shapes, &dtypes));
+
+  // Execute the steps; constants come from the plan, intermediates die after last use.
+  std::vector<Tensor> values = plan.constants;
+  for (size_t i = 0; i < s.inputs.size(); ++i) values[g.inputs[i]] = *bound[i];
+  const ops::ExecContext ctx{s.num_threads};
+  for (const runtime::PlanStep& step : plan.steps) {
+    const ir::Node& node = g.nodes[step.node];
+    std::vector<Tensor> in(node.inputs.size());
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (node.inputs[k] >= 0) in[k] = values[node.inputs[k]];
+    }
+    std::vector<Tensor> out =
+        runtime::run_node(*s.ops[step.node], in,
+                          step.output_types ? &*step.output_types : nullptr,
+                          static_cast<int>(node.outputs.size()), ctx);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k] >= 0) values[node.outputs[k]] = std::move(out[k]);
+    }
+    for (int v : step.release_after) values[v] = Tensor();
+  }
+
+  // Outputs must not alias plan constants or the caller's inputs: copy those.
+  std::unordered_set<const Storage*> shared;
+  for (const Tensor& c : plan.constants)
+    if (c.defined()) shared.insert(c.storage().get());
+  for (const Tensor* t : bound) shared.insert(t->storage().get());
+  std::vector<NamedTensor> result;
+  for (int v : g.outputs) {
+    Tensor t = values[v];
+    if (shared.count(t.storage().get()) || !t.is_contiguous()) t = t.clone();
+    result.push_back({g.values[v].name, std::move(t)});
+  }
+  return result;
+}
+
+const char* version() { return TERN_VERSION; }
+
+}  // namespace tern

@@ -1,0 +1,25 @@
+# Runs CMD ARGS in WORKDIR and checks: exit code == EXIT, output matches REGEX, and for a
+# failure (EXIT != 0) stderr is exactly one line (a clear message, never a crash trace).
+if(TRUNCATE)
+  list(GET TRUNCATE 0 src)
+  list(GET TRUNCATE 1 bytes)
+  list(GET TRUNCATE 2 dst)
+  execute_process(COMMAND head -c ${bytes} ${src} OUTPUT_FILE ${dst} COMMAND_ERROR_IS_FATAL ANY)
+endif()
+execute_process(COMMAND ${CMD} ${ARGS}
+  WORKING_DIRECTORY ${WORKDIR}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
+message("exit: ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+if(NOT "${rc}" STREQUAL "${EXIT}")
+  message(FATAL_ERROR "expected exit code ${EXIT}, got '${rc}'")
+endif()
+if(NOT "${out}${err}" MATCHES "${REGEX}")
+  message(FATAL_ERROR "output does not match '${REGEX}'")
+endif()
+if(NOT EXIT EQUAL 0)
+  string(STRIP "${err}" e)
+  string(FIND "${e}" "\n" nl)
+  if(NOT nl EQUAL -1 OR e STREQUAL "")
+    message(FATAL_ERROR "expected exactly one line on stderr")
+  endif()
+endif()

@@ -1,0 +1,131 @@
+// Every model in ../shared/models against every one of its ONNX Runtime reference cases.
+//
+// Tolerance: MANIFEST.md suggests max |diff| <= 1e-4 on probabilities and <= 1e-3, or
+// 1e-4 relative to max |value|, on raw regressions/logits. Summation order differs from
+// ONNX Runtime (which uses other algorithms, e.g. GEMM-based and Winograd), so each output
+// may differ by a few float32 ulps of its largest partial sums: we allow
+// 1e-4 * max(1, max |reference|) absolute, which is 1e-4 on probabilities.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "support/reference_cases.h"
+#include "tern/session.h"
+
+namespace tern {
+namespace {
+
+std::vector<test::ReferenceCase>& all_cases() {
+  static std::vector<test::ReferenceCase> cases = test::load_reference_cases();
+  return cases;
+}
+
+// Largest input (H*W) to run; TERN_TEST_MAX_PIXELS caps it (the arm64 run under qemu
+// covers the cases up to 320x320).
+int64_t max_pixels() {
+  const char* env = std::getenv("TERN_TEST_MAX_PIXELS");
+  return env && *env ? std::atoll(env) : INT64_MAX;
+}
+
+Session& session_for(const std::filesystem::path& model, int threads) {
+  static std::map<std::pair<std::string, int>, std::unique_ptr<Session>> cache;
+  auto key = std::make_pair(model.string(), threads);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    SessionOptions opt;
+    opt.num_threads = threads;
+    it = cache.emplace(key, std::make_unique<Session>(model.string(), opt)).first;
+  }
+  return *it->second;
+}
+
+std::vector<NamedTensor> run_case(const test::ReferenceCase& c, int threads) {
+  std::vector<NamedTensor> feeds;
+  for (const auto& in : c.inputs) {
+    Tensor t = test::read_raw_f32(in.file, in.shape);
+    EXPECT_TRUE(t.defined()) << "cannot read " << in.file;
+    feeds.push_back({in.name, t});
+  }
+  return session_for(c.model_path, threads).run(feeds);
+}
+
+class ReferenceModelTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
+  const test::ReferenceCase& c = all_cases()[GetParam()];
+  if (c.input_pixels > max_pixels()) GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
+  std::vector<NamedTensor> outputs = run_case(c, 0);
+  ASSERT_EQ(outputs.size(), c.outputs.size());
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    const auto& ref_info = c.outputs[k];
+    const NamedTensor& got = outputs[k];
+    EXPECT_EQ(got.name, ref_info.name);
+    ASSERT_EQ(got.tensor.shape(), ref_info.shape) << "output " << ref_info.name;
+    Tensor ref = test::read_raw_f32(ref_info.file, ref_info.shape);
+    ASSERT_TRUE(ref.defined()) << "cannot read " << ref_info.file;
+    const std::vector<float> a = got.tensor.to_float_vector();
+    const std::vector<float> b = ref.to_float_vector();
+    float max_ref = 0, max_diff = 0;
+    size_t worst = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      max_ref = std::max(max_ref, std::fabs(b[i]));
+      const float d = std::fabs(a[i] - b[i]);
+      if (!(d <= max_diff)) {  // also catches NaN
+        max_diff = std::isnan(d) ? INFINITY : d;
+        worst = i;
+      }
+    }
+    const float tol = 1e-4f * std::max(1.0f, max_ref);
+    EXPECT_LE(max_diff, tol) << c.model << "/" << c.name << " output '" << ref_info.name
+                             << "': max |diff| " << max_diff << " at element " << worst
+                             << " (tern " << a[worst] << ", ORT " << b[worst] << ")";
+    RecordProperty(ref_info.name + "_max_abs_diff", std::to_string(max_diff));
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
+  const auto& c = all_cases()[info.param];
+  std::string s = c.model + "_" + c.name;
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+std::vector<size_t> case_indices() {
+  std::vector<size_t> idx(all_cases().size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  return idx;
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, ReferenceModelTest, ::testing::ValuesIn(case_indices()),
+                         case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReferenceModelTest);
+
+TEST(ReferenceModels, FolderIsPresent) {
+  if (all_cases().empty()) GTEST_SKIP() << "no models at " << test::models_dir();
+  EXPECT_GE(all_cases().size(), 15u);
+}
+
+// One and two threads must give the same result bit for bit: threads split output
+// channels, never a sum.
+TEST(ReferenceModels, ThreadCountDoesNotChangeResults) {
+  for (const auto& c : all_cases()) {
+    if (c.model != "retinaface_mnet025" || c.name != "faces13_320x320") continue;
+    auto one = run_case(c, 1);
+    auto two = run_case(c, 2);
+    ASSERT_EQ(one.size(), two.size());
+    for (size_t k = 0; k < one.size(); ++k) {
+      EXPECT_EQ(one[k].tensor.to_float_vector(), two[k].tensor.to_float_vector())
+          << one[k].name;
+    }
+    return;
+  }
+  GTEST_SKIP() << "retinaface_mnet025/faces13_320x320 not found";
+}
+
+}  // namespace
+}  // namespace tern
