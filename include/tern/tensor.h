@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "tern/status.h"
+
 namespace tern {
 
 /// Element types. Values match nothing external; convert with onnx::to_dtype().

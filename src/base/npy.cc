@@ -40,9 +40,10 @@ struct Header {
 
 // Checks magic and version; `p` holds the first `n` bytes of the file.
 Preamble parse_preamble(const uint8_t* p, size_t n, const std::string& name) {
+  TERN_CHECK(n > 0, IOError, "'{}': not a .npy file: the file is empty", name);
   TERN_CHECK(n >= kMagicLen + 2, IOError,
-             "'{}': not a .npy file: {} bytes is shorter than the 8-byte magic and version",
-             name, n);
+             "'{}': not a .npy file: {} bytes is shorter than the 8-byte magic and version", name,
+             n);
   TERN_CHECK(std::memcmp(p, kMagic, kMagicLen) == 0, IOError,
              "'{}': not a .npy file: bad magic (expected \\x93NUMPY)", name);
   Preamble pre;
@@ -53,8 +54,8 @@ Preamble parse_preamble(const uint8_t* p, size_t n, const std::string& name) {
              pre.major, minor);
   pre.prefix_len = pre.major == 1 ? 10 : 12;
   TERN_CHECK(n >= pre.prefix_len, IOError,
-             "'{}': truncated .npy file: {} bytes, the header length field ends at byte {}",
-             name, n, pre.prefix_len);
+             "'{}': truncated .npy file: {} bytes, the header length field ends at byte {}", name,
+             n, pre.prefix_len);
   if (pre.major == 1) {
     pre.header_len = uint64_t{p[8]} | uint64_t{p[9]} << 8;
   } else {
@@ -62,8 +63,8 @@ Preamble parse_preamble(const uint8_t* p, size_t n, const std::string& name) {
         uint64_t{p[8]} | uint64_t{p[9]} << 8 | uint64_t{p[10]} << 16 | uint64_t{p[11]} << 24;
   }
   TERN_CHECK(pre.header_len <= kMaxHeaderLen, IOError,
-             "'{}': bad .npy header: declared header length {} exceeds the limit of {} bytes",
-             name, pre.header_len, kMaxHeaderLen);
+             "'{}': bad .npy header: declared header length {} exceeds the limit of {} bytes", name,
+             pre.header_len, kMaxHeaderLen);
   return pre;
 }
 
@@ -160,8 +161,8 @@ class HeaderParser {
     if (!eat(c)) fail(fmt::format("expected {}", what));
   }
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' ||
-                                s_[pos_] == '\r')) {
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -264,9 +265,8 @@ void check_data_size(const Header& h, uint64_t offset, uint64_t total, const std
              "after the header",
              name, shape_str(h.shape), dtype_name(h.dtype), h.data_bytes, avail);
   TERN_CHECK(avail == h.data_bytes, IOError,
-             "'{}': {} unexpected bytes after the .npy data (shape {} of {} needs {} bytes)",
-             name, avail - h.data_bytes, shape_str(h.shape), dtype_name(h.dtype),
-             h.data_bytes);
+             "'{}': {} unexpected bytes after the .npy data (shape {} of {} needs {} bytes)", name,
+             avail - h.data_bytes, shape_str(h.shape), dtype_name(h.dtype), h.data_bytes);
 }
 
 // Bool bytes other than 0 and 1 are normalized, so tern's kernels may rely on 0/1.
@@ -283,8 +283,8 @@ struct FileCloser {
 void read_exact(std::FILE* f, void* dst, size_t n, const std::string& path, const char* what) {
   if (n == 0) return;
   const size_t got = std::fread(dst, 1, n, f);
-  TERN_CHECK(got == n, IOError, "'{}': read error in the .npy {} (read {} of {} bytes)", path,
-             what, got, n);
+  TERN_CHECK(got == n, IOError, "'{}': read error in the .npy {} (read {} of {} bytes)", path, what,
+             got, n);
 }
 
 std::string header_text(const Tensor& t) {
@@ -303,13 +303,20 @@ std::string header_text(const Tensor& t) {
 
 const char* descr(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "<f4";
-    case DType::kFloat16: return "<f2";
-    case DType::kInt8: return "|i1";
-    case DType::kUint8: return "|u1";
-    case DType::kInt32: return "<i4";
-    case DType::kInt64: return "<i8";
-    case DType::kBool: return "|b1";
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kFloat16:
+      return "<f2";
+    case DType::kInt8:
+      return "|i1";
+    case DType::kUint8:
+      return "|u1";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kBool:
+      return "|b1";
   }
   return "?";
 }
@@ -338,8 +345,7 @@ Tensor read(const std::string& path) {
   TERN_CHECK(std::filesystem::is_regular_file(status), IOError,
              "'{}': not a regular file (expected a .npy file)", path);
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  TERN_CHECK(f != nullptr, IOError, "'{}': cannot open .npy file: {}", path,
-             std::strerror(errno));
+  TERN_CHECK(f != nullptr, IOError, "'{}': cannot open .npy file: {}", path, std::strerror(errno));
   const uint64_t total = std::filesystem::file_size(path, ec);
   TERN_CHECK(!ec, IOError, "'{}': cannot get the file size: {}", path, ec.message());
 
@@ -401,10 +407,10 @@ void write(const std::string& path, const Tensor& t) {
   TERN_CHECK(f != nullptr, IOError, "'{}': cannot create .npy file: {}", path,
              std::strerror(errno));
   const size_t put = std::fwrite(bytes.data(), 1, bytes.size(), f.get());
-  TERN_CHECK(put == bytes.size(), IOError, "'{}': write error after {} of {} bytes: {}", path,
-             put, bytes.size(), std::strerror(errno));
-  TERN_CHECK(std::fclose(f.release()) == 0, IOError, "'{}': cannot close the .npy file: {}",
-             path, std::strerror(errno));
+  TERN_CHECK(put == bytes.size(), IOError, "'{}': write error after {} of {} bytes: {}", path, put,
+             bytes.size(), std::strerror(errno));
+  TERN_CHECK(std::fclose(f.release()) == 0, IOError, "'{}': cannot close the .npy file: {}", path,
+             std::strerror(errno));
 }
 
 }  // namespace tern::npy

@@ -138,6 +138,8 @@ double load_as_double(const void* base, DType t, int64_t i) {
 
 Tensor Tensor::empty(DType dtype, const Shape& shape) {
   const int64_t n = shape_numel(shape);
+  TERN_CHECK(n <= std::numeric_limits<int64_t>::max() / 8, ShapeError,
+             "tensor of shape {} is too large to allocate", shape_str(shape));
   Tensor t;
   t.storage_ = Storage::allocate(static_cast<size_t>(n) * dtype_size(dtype));
   t.dtype_ = dtype;

@@ -1,5 +1,6 @@
 #include "ir/graph.h"
 
+#include <algorithm>
 #include <queue>
 #include <sstream>
 
@@ -85,6 +86,11 @@ int64_t Graph::parameter_count() const {
 void verify_graph(const Graph& g) {
   const int nv = static_cast<int>(g.values.size());
   std::vector<int> producers(nv, -1);
+  std::vector<char> is_input(nv, 0);  // a table, not a search: hostile files list many inputs
+  for (int in : g.inputs) {
+    TERN_CHECK(in >= 0 && in < nv, ModelError, "graph input index {} out of range", in);
+    is_input[in] = 1;
+  }
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
     const Node& node = g.nodes[i];
     for (int in : node.inputs) {
@@ -92,9 +98,7 @@ void verify_graph(const Graph& g) {
                  node.name, node.op_type, in);
       if (in < 0) continue;
       const Value& v = g.values[in];
-      const bool is_input =
-          std::find(g.inputs.begin(), g.inputs.end(), in) != g.inputs.end();
-      TERN_CHECK(v.producer >= 0 || v.is_constant() || is_input, ModelError,
+      TERN_CHECK(v.producer >= 0 || v.is_constant() || is_input[in], ModelError,
                  "node '{}' ({}): input '{}' is not a graph input, an initializer or the "
                  "output of any node",
                  node.name, node.op_type, v.name);
@@ -112,9 +116,9 @@ void verify_graph(const Graph& g) {
     }
   }
   for (int out : g.outputs) {
+    TERN_CHECK(out >= 0 && out < nv, ModelError, "graph output index {} out of range", out);
     const Value& v = g.values[out];
-    const bool is_input = std::find(g.inputs.begin(), g.inputs.end(), out) != g.inputs.end();
-    TERN_CHECK(producers[out] >= 0 || v.is_constant() || is_input, ModelError,
+    TERN_CHECK(producers[out] >= 0 || v.is_constant() || is_input[out], ModelError,
                "graph output '{}' is not produced by any node", v.name);
   }
   for (int in : g.inputs) {

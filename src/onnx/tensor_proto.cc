@@ -23,39 +23,47 @@ enum class Field { kFloat, kInt32, kInt64 };
 
 Field field_for(DType d) {
   switch (d) {
-    case DType::kFloat32: return Field::kFloat;
-    case DType::kInt64: return Field::kInt64;
-    default: return Field::kInt32;
+    case DType::kFloat32:
+      return Field::kFloat;
+    case DType::kInt64:
+      return Field::kInt64;
+    default:
+      return Field::kInt32;
   }
 }
 
 const char* field_name(Field f) {
   switch (f) {
-    case Field::kFloat: return "float_data";
-    case Field::kInt32: return "int32_data";
-    case Field::kInt64: return "int64_data";
+    case Field::kFloat:
+      return "float_data";
+    case Field::kInt32:
+      return "int32_data";
+    case Field::kInt64:
+      return "int64_data";
   }
   return "?";
 }
 
 int64_t field_count(const TensorProto& t, Field f) {
   switch (f) {
-    case Field::kFloat: return t.float_data_size();
-    case Field::kInt32: return t.int32_data_size();
-    case Field::kInt64: return t.int64_data_size();
+    case Field::kFloat:
+      return t.float_data_size();
+    case Field::kInt32:
+      return t.int32_data_size();
+    case Field::kInt64:
+      return t.int64_data_size();
   }
   return 0;
 }
 
 // Copies int32_data into `dst`, checking that each value fits `T` in [lo, hi].
 template <typename T>
-void narrow_int32(const TensorProto& t, T* dst, int64_t lo, int64_t hi,
-                  const std::string& where) {
+void narrow_int32(const TensorProto& t, T* dst, int64_t lo, int64_t hi, const std::string& where) {
   for (int i = 0; i < t.int32_data_size(); ++i) {
     const int64_t v = t.int32_data(i);
     TERN_CHECK(v >= lo && v <= hi, ModelError,
-               "{}: int32_data[{}] = {} does not fit the tensor's dtype (expected {} to {})",
-               where, i, v, lo, hi);
+               "{}: int32_data[{}] = {} does not fit the tensor's dtype (expected {} to {})", where,
+               i, v, lo, hi);
     dst[i] = static_cast<T>(v);
   }
 }
@@ -71,20 +79,28 @@ std::string onnx_type_name(int32_t onnx_type) {
 
 DType to_dtype(int32_t onnx_type, const std::string& where) {
   switch (onnx_type) {
-    case TensorProto::FLOAT: return DType::kFloat32;
-    case TensorProto::FLOAT16: return DType::kFloat16;
-    case TensorProto::INT8: return DType::kInt8;
-    case TensorProto::UINT8: return DType::kUint8;
-    case TensorProto::INT32: return DType::kInt32;
-    case TensorProto::INT64: return DType::kInt64;
-    case TensorProto::BOOL: return DType::kBool;
+    case TensorProto::FLOAT:
+      return DType::kFloat32;
+    case TensorProto::FLOAT16:
+      return DType::kFloat16;
+    case TensorProto::INT8:
+      return DType::kInt8;
+    case TensorProto::UINT8:
+      return DType::kUint8;
+    case TensorProto::INT32:
+      return DType::kInt32;
+    case TensorProto::INT64:
+      return DType::kInt64;
+    case TensorProto::BOOL:
+      return DType::kBool;
     case TensorProto::UNDEFINED:
       TERN_THROW(ModelError, "{}: data type is UNDEFINED (0); expected a tensor element type",
                  where);
-    default: break;
+    default:
+      break;
   }
-  TERN_CHECK(TensorProto::DataType_IsValid(onnx_type), ModelError,
-             "{}: unknown ONNX data type {}", where, onnx_type);
+  TERN_CHECK(TensorProto::DataType_IsValid(onnx_type), ModelError, "{}: unknown ONNX data type {}",
+             where, onnx_type);
   std::string name = onnx_type_name(onnx_type);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   TERN_THROW(UnsupportedOpError,
@@ -93,15 +109,14 @@ DType to_dtype(int32_t onnx_type, const std::string& where) {
              where, name);
 }
 
-TensorInfo check_tensor(const TensorProto& t, const LoadLimits& limits,
-                        const std::string& where) {
+TensorInfo check_tensor(const TensorProto& t, const LoadLimits& limits, const std::string& where) {
   TERN_CHECK(t.data_location() != TensorProto::EXTERNAL && t.external_data_size() == 0,
              UnsupportedOpError,
              "{}: external data is not supported (tern needs the weights inside the .onnx "
              "file)",
              where);
-  TERN_CHECK(!t.has_segment(), UnsupportedOpError,
-             "{}: segmented tensors are not supported", where);
+  TERN_CHECK(!t.has_segment(), UnsupportedOpError, "{}: segmented tensors are not supported",
+             where);
   TensorInfo info;
   info.dtype = to_dtype(t.data_type(), where);
   info.shape.assign(t.dims().begin(), t.dims().end());
@@ -132,8 +147,8 @@ TensorInfo check_tensor(const TensorProto& t, const LoadLimits& limits,
   };
   for (const auto& [name, count] : typed) {
     if (count == 0) continue;
-    TERN_CHECK(!has_raw, ModelError, "{}: has both raw_data and {} (expected one of them)",
-               where, name);
+    TERN_CHECK(!has_raw, ModelError, "{}: has both raw_data and {} (expected one of them)", where,
+               name);
     TERN_CHECK(std::strcmp(name, field_name(want)) == 0, ModelError,
                "{}: a {} tensor keeps its values in raw_data or {}, but this one sets {}", where,
                dtype_name(info.dtype), field_name(want), name);
@@ -174,9 +189,15 @@ Tensor decode_tensor(const TensorProto& t, const LoadLimits& limits, const std::
     case DType::kInt32:
       std::copy(t.int32_data().begin(), t.int32_data().end(), out.data<int32_t>());
       break;
-    case DType::kInt8: narrow_int32(t, out.data<int8_t>(), -128, 127, where); break;
-    case DType::kUint8: narrow_int32(t, out.data<uint8_t>(), 0, 255, where); break;
-    case DType::kFloat16: narrow_int32(t, out.data<uint16_t>(), 0, 65535, where); break;
+    case DType::kInt8:
+      narrow_int32(t, out.data<int8_t>(), -128, 127, where);
+      break;
+    case DType::kUint8:
+      narrow_int32(t, out.data<uint8_t>(), 0, 255, where);
+      break;
+    case DType::kFloat16:
+      narrow_int32(t, out.data<uint16_t>(), 0, 65535, where);
+      break;
     case DType::kBool:
       narrow_int32(t, reinterpret_cast<uint8_t*>(out.data<bool>()), 0, 1, where);
       break;

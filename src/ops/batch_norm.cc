@@ -1,7 +1,95 @@
+// BatchNormalization (ONNX BatchNormalization-7/9/14/15), inference mode, float32.
+// Kernel: kernels/reference/batch_norm.h.
+#include "kernels/reference/batch_norm.h"
+
 #include "ops/registry.h"
 
 namespace tern::ops {
 
-void register_batch_norm(OpRegistry& r) { (void)r; }
+namespace {
+
+/// BatchNormalization with the running statistics:
+///   Y = (X - mean) / sqrt(var + epsilon) * scale + B.
+/// X: [N, C, D1, ...] (rank >= 2); scale, B, mean, var: [C]. With spatial = 0 (opset 7/8
+/// only) the statistics are per activation instead: shape [C, D1, ...].
+/// Training is not supported: training_mode = 1 (opset 14+) is an UnsupportedOpError at
+/// creation, and asking for the optional outputs (running or saved mean / var, training
+/// outputs in every opset) is an UnsupportedOpError when the op runs.
+class BatchNormOp final : public Op {
+ public:
+  BatchNormOp(const Attrs& a, const OpContext& ctx)
+      : Op(ctx),
+        epsilon_(a.get_float("epsilon", 1e-5f)),
+        spatial_(ctx.opset < 9 ? a.get_int("spatial", 1) : 1) {
+    TERN_CHECK(epsilon_ >= 0.0f, ModelError, "{}: attribute 'epsilon' must be >= 0, but got {}",
+               where(), epsilon_);
+    const int64_t training = ctx.opset >= 14 ? a.get_int("training_mode", 0) : 0;
+    TERN_CHECK(training == 0 || training == 1, ModelError,
+               "{}: attribute 'training_mode' must be 0 or 1, but got {}", where(), training);
+    TERN_CHECK(training == 0, UnsupportedOpError,
+               "{}: training_mode = 1 is not supported (inference only: training_mode = 0)",
+               where());
+    TERN_CHECK(spatial_ == 0 || spatial_ == 1, ModelError,
+               "{}: attribute 'spatial' must be 0 or 1, but got {}", where(), spatial_);
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    static const char* const kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      TERN_CHECK(inputs[i].dtype == DType::kFloat32, UnsupportedOpError,
+                 "{}: supports float32 only, but input {} is {}", where(), kNames[i],
+                 dtype_name(inputs[i].dtype));
+    }
+    const Shape& x = inputs[0].shape;
+    TERN_CHECK(x.size() >= 2, ShapeError,
+               "{}: expected input X of rank >= 2 (N x C x ...), but got shape {}", where(),
+               shape_str(x));
+    const Shape stats = stats_shape(x);
+    for (size_t i = 1; i < 5; ++i) {
+      TERN_CHECK(inputs[i].shape == stats, ShapeError,
+                 "{}: expected {} of shape {} (C = {}), but got {}", where(), kNames[i],
+                 shape_str(stats), x[1], shape_str(inputs[i].shape));
+    }
+    // Y, then the training outputs (mean, var, saved mean, saved var) that run() rejects.
+    std::vector<TensorType> out(5, TensorType{DType::kFloat32, Shape{x[1]}});
+    out[0].shape = x;
+    return out;
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext&) const override {
+    for (size_t i = 1; i < outputs.size(); ++i) {
+      TERN_CHECK(!outputs[i].defined(), UnsupportedOpError,
+                 "{}: output {} (a training output: running / saved mean and variance) is "
+                 "not supported; only Y can be computed (inference)",
+                 where(), i);
+    }
+    const Tensor x = inputs[0].contiguous();
+    Tensor stats[4];
+    for (int i = 0; i < 4; ++i) stats[i] = inputs[i + 1].contiguous();
+    kernels::ref::BatchNormParams p;
+    p.batch = x.dim(0);
+    p.channels = spatial_ ? x.dim(1) : shape_numel(stats_shape(x.shape()));
+    p.inner = x.numel() / std::max<int64_t>(1, p.batch * p.channels);
+    p.epsilon = epsilon_;
+    kernels::ref::f32_batch_norm(p, x.data<float>(), stats[0].data<float>(), stats[1].data<float>(),
+                                 stats[2].data<float>(), stats[3].data<float>(),
+                                 outputs[0].data<float>());
+  }
+
+ private:
+  Shape stats_shape(const Shape& x) const {
+    return spatial_ ? Shape{x[1]} : Shape(x.begin() + 1, x.end());
+  }
+
+  float epsilon_;
+  int64_t spatial_;
+};
+
+}  // namespace
+
+void register_batch_norm(OpRegistry& r) {
+  r.add(make_schema<BatchNormOp>("BatchNormalization", 5, 5, 1, 5));
+}
 
 }  // namespace tern::ops

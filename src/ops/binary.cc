@@ -1,7 +1,125 @@
+// Binary elementwise ops with multidirectional (numpy) broadcasting: Add, Sub, Mul, Div,
+// Pow; and PRelu, whose slope broadcasts unidirectionally to X.
+// Sources: ONNX Add-14, Sub-14, Mul-14, Div-14 (float32, int32, int64; integer Div
+// truncates toward zero like C, a zero divisor is an InvalidArgument), Pow-15 (base
+// float32/int32/int64; exponent of any of those from opset 12, of the base's dtype
+// before; the result has the base's dtype), PRelu-16 (float32; int32/int64 from opset 16).
+// Integer arithmetic wraps, so int64 shape arithmetic is exact.
+#include "kernels/reference/elementwise.h"
+#include "ops/broadcast.h"
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
 
-void register_binary(OpRegistry& r) { (void)r; }
+namespace {
+
+using kernels::ref::BinaryKind;
+
+class BinaryOp final : public Op {
+ public:
+  BinaryOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
+    (void)attrs;
+    const std::string& t = ctx.op_type;
+    if (t == "Add") {
+      kind_ = BinaryKind::kAdd;
+    } else if (t == "Sub") {
+      kind_ = BinaryKind::kSub;
+    } else if (t == "Mul") {
+      kind_ = BinaryKind::kMul;
+    } else if (t == "Div") {
+      kind_ = BinaryKind::kDiv;
+    } else if (t == "Pow") {
+      is_pow_ = true;
+    } else if (t == "PRelu") {
+      kind_ = BinaryKind::kPRelu;
+    } else {
+      TERN_THROW(UnsupportedOpError, "{}: not a binary op", where());
+    }
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    const InferInput& a = inputs[0];
+    const InferInput& b = inputs[1];
+    const bool prelu = !is_pow_ && kind_ == BinaryKind::kPRelu;
+    const char* a_name = prelu ? "X" : "A";
+    const char* b_name = prelu ? "slope" : "B";
+    if (prelu && context().opset < 16) {
+      check_dtype(a.dtype, {DType::kFloat32}, where(), 0, a_name);
+    } else {
+      check_dtype(a.dtype, {DType::kFloat32, DType::kInt32, DType::kInt64}, where(), 0, a_name);
+    }
+    if (is_pow_ && context().opset >= 12) {
+      check_dtype(b.dtype, {DType::kFloat32, DType::kInt32, DType::kInt64}, where(), 1, b_name);
+    } else {
+      TERN_CHECK(b.dtype == a.dtype, InvalidArgument,
+                 "{}: input 1 ({}) must have the dtype of input 0 ({}), but got {}", where(),
+                 b_name, dtype_name(a.dtype), dtype_name(b.dtype));
+    }
+    if (prelu) {
+      TERN_CHECK(broadcasts_to(b.shape, a.shape), ShapeError,
+                 "{}: slope of shape {} does not broadcast to X of shape {} (expected each of "
+                 "its right-aligned dims to be 1 or equal to X's)",
+                 where(), shape_str(b.shape), shape_str(a.shape));
+      return {TensorType{a.dtype, a.shape}};
+    }
+    return {TensorType{a.dtype, broadcast_shape(a.shape, b.shape, where())}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    Tensor& y = outputs[0];
+    if (!y.defined()) return;
+    check_contiguous_output(y, where());
+    const Tensor& a = inputs[0];
+    const Tensor& b = inputs[1];
+    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(a), StridedOperand::of(b)};
+    if (is_pow_) {
+      visit_dtype<float, int32_t, int64_t>(a.dtype(), where(), [&]<typename TB>() {
+        visit_dtype<float, int32_t, int64_t>(b.dtype(), where(), [&]<typename TE>() {
+          it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+            kernels::ref::pow<TB, TE>(n, reinterpret_cast<const TB*>(p[1]), s[1],
+                                      reinterpret_cast<const TE*>(p[2]), s[2],
+                                      reinterpret_cast<TB*>(p[0]));
+          });
+        });
+      });
+      return;
+    }
+    visit_dtype<float, int32_t, int64_t>(a.dtype(), where(), [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, float>) {
+        if (kind_ == BinaryKind::kDiv) check_no_zero<T>(b);
+      }
+      it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+        kernels::ref::binary<T>(kind_, n, reinterpret_cast<const T*>(p[1]), s[1],
+                                reinterpret_cast<const T*>(p[2]), s[2], reinterpret_cast<T*>(p[0]));
+      });
+    });
+  }
+
+ private:
+  // Integer division by zero is undefined in C++ (and ONNX): reject it up front.
+  template <typename T>
+  void check_no_zero(const Tensor& divisor) const {
+    const Tensor c = divisor.contiguous();
+    const T* d = c.data<T>();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      TERN_CHECK(d[i] != 0, InvalidArgument,
+                 "{}: integer division by zero (element {} of the divisor of shape {} is 0)",
+                 where(), i, shape_str(c.shape()));
+    }
+  }
+
+  BinaryKind kind_ = BinaryKind::kAdd;
+  bool is_pow_ = false;
+};
+
+}  // namespace
+
+void register_binary(OpRegistry& r) {
+  for (const char* name : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) {
+    r.add(make_schema<BinaryOp>(name, 2, 2));
+  }
+}
 
 }  // namespace tern::ops

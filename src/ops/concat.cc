@@ -1,7 +1,73 @@
+// Concat: joins 1..N inputs of equal rank and dtype along `axis` (negative counts from the
+// end); every other dim must match. Any dtype; inputs may be strided and may have size 0
+// along the axis. Source: ONNX Concat-13.
+#include "kernels/reference/elementwise.h"
+#include "ops/broadcast.h"
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
 
-void register_concat(OpRegistry& r) { (void)r; }
+namespace {
+
+class ConcatOp final : public Op {
+ public:
+  ConcatOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
+    axis_ = attrs.require_int("axis");
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    TERN_CHECK(!inputs.empty() && inputs[0].present, ModelError, "{}: expected at least one input",
+               where());
+    const InferInput& first = inputs[0];
+    const int rank = static_cast<int>(first.shape.size());
+    TERN_CHECK(rank > 0, ShapeError, "{}: cannot concatenate scalars (input 0 has rank 0)",
+               where());
+    const int axis = normalize_axis(axis_, rank, where());
+    Shape out = first.shape;
+    out[axis] = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const InferInput& in = inputs[i];
+      TERN_CHECK(in.present, ModelError, "{}: input {} is missing", where(), i);
+      TERN_CHECK(in.dtype == first.dtype, InvalidArgument,
+                 "{}: input {} must have the dtype of input 0 ({}), but got {}", where(), i,
+                 dtype_name(first.dtype), dtype_name(in.dtype));
+      bool fits = static_cast<int>(in.shape.size()) == rank;
+      for (int d = 0; fits && d < rank; ++d) fits = d == axis || in.shape[d] == first.shape[d];
+      TERN_CHECK(fits, ShapeError,
+                 "{}: input {} of shape {} does not fit input 0 of shape {} (expected the same "
+                 "rank and equal dims except on axis {})",
+                 where(), i, shape_str(in.shape), shape_str(first.shape), axis);
+      out[axis] += in.shape[axis];
+    }
+    return {TensorType{first.dtype, out}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    Tensor& y = outputs[0];
+    if (!y.defined()) return;
+    const int axis = normalize_axis(axis_, y.rank(), where());
+    const int es = static_cast<int>(dtype_size(y.dtype()));
+    int64_t offset = 0;
+    for (const Tensor& x : inputs) {
+      const int64_t len = x.dim(axis);
+      if (len == 0) continue;
+      const Tensor dst = y.slice(axis, offset, offset + len);
+      const BroadcastIterator it{StridedOperand::of(dst), StridedOperand::of(x)};
+      it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+        kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
+      });
+      offset += len;
+    }
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+}  // namespace
+
+void register_concat(OpRegistry& r) { r.add(make_schema<ConcatOp>("Concat", 1, 1 << 16)); }
 
 }  // namespace tern::ops

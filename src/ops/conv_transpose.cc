@@ -1,7 +1,192 @@
+// ConvTranspose (ONNX ConvTranspose-11): 1-D, 2-D and 3-D transposed convolution, NCHW,
+// float32, with groups, strides, dilations, pads, output_padding, output_shape and
+// auto_pad. Kernel: kernels/reference/conv_transpose.h.
+#include "kernels/reference/conv_transpose.h"
+
 #include "ops/registry.h"
+#include "ops/window.h"
 
 namespace tern::ops {
 
-void register_conv_transpose(OpRegistry& r) { (void)r; }
+namespace {
+
+/// ConvTranspose: the gradient of Conv with respect to its input.
+///   X: [N, C, D1, ..., Dn], W: [C, M/group, k1, ..., kn], B: [M] (optional),
+///   Y: [N, M, O1, ..., On] with, per dim (span = dilation*(k-1)+1):
+///     output_shape given: Oi = output_shape[i], pads derived from
+///       total = stride*(in-1) + output_padding + span - Oi (SAME_UPPER puts total/2 at
+///       the beginning, otherwise total - total/2 goes there);
+///     SAME_UPPER / SAME_LOWER: Oi = in * stride, pads derived as above;
+///     VALID: Oi = stride*(in-1) + output_padding + span;
+///     NOTSET: Oi = stride*(in-1) + output_padding + span - pad_begin - pad_end.
+/// Errors as Conv (ShapeError, ModelError, UnsupportedOpError).
+class ConvTransposeOp final : public Op {
+ public:
+  ConvTransposeOp(const Attrs& a, const OpContext& ctx)
+      : Op(ctx),
+        window_(parse_window_attrs(a, false)),
+        group_(a.get_int("group", 1)),
+        output_padding_(a.get_ints("output_padding", {})),
+        output_shape_(a.get_ints("output_shape", {})) {
+    TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
+               group_);
+    for (int64_t v : output_padding_) {
+      TERN_CHECK(v >= 0, ModelError,
+                 "{}: attribute 'output_padding' must have values >= 0, but got {}", where(),
+                 output_padding_);
+    }
+    for (int64_t v : output_shape_) {
+      TERN_CHECK(v >= 1, ModelError,
+                 "{}: attribute 'output_shape' must have values >= 1, but got {}", where(),
+                 output_shape_);
+    }
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].present) continue;
+      TERN_CHECK(inputs[i].dtype == DType::kFloat32, UnsupportedOpError,
+                 "{}: supports float32 only, but input {} is {}", where(), i,
+                 dtype_name(inputs[i].dtype));
+    }
+    const Shape& x = inputs[0].shape;
+    const Shape& w = inputs[1].shape;
+    const kernels::ref::ConvTransposeParams p = geometry(x, w);
+    if (inputs.size() > 2 && inputs[2].present) {
+      TERN_CHECK(inputs[2].shape == Shape{p.out_channels}, ShapeError,
+                 "{}: expected bias B of shape [{}] (one per output channel), but got {}", where(),
+                 p.out_channels, shape_str(inputs[2].shape));
+    }
+    Shape y = {x[0], p.out_channels};
+    const int spatial = static_cast<int>(x.size()) - 2;
+    const int64_t out[3] = {p.out.d, p.out.h, p.out.w};
+    for (int i = 3 - spatial; i < 3; ++i) y.push_back(out[i]);
+    return {TensorType{DType::kFloat32, y}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    const Tensor x = inputs[0].contiguous();
+    const Tensor w = inputs[1].contiguous();
+    const Tensor b = inputs.size() > 2 && inputs[2].defined() ? inputs[2].contiguous() : Tensor();
+    const kernels::ref::ConvTransposeParams p = geometry(x.shape(), w.shape());
+    const int64_t batch = x.dim(0);
+    const int64_t x_image = p.in_channels * p.in.size();
+    const int64_t y_image = p.out_channels * p.out.size();
+    const float* xd = x.data<float>();
+    const float* wd = w.data<float>();
+    const float* bd = b.defined() ? b.data<float>() : nullptr;
+    float* yd = outputs[0].data<float>();
+    const int64_t work = batch * p.out_channels;
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+    for (int64_t i = 0; i < work; ++i) {
+      const int64_t n = i / p.out_channels;
+      const int64_t oc = i % p.out_channels;
+      kernels::ref::f32_conv_transpose_nchw(p, xd + n * x_image, wd, bd, yd + n * y_image, oc,
+                                            oc + 1);
+    }
+  }
+
+  int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {
+    // Every input element meets every tap of M/group output channels.
+    const Shape& w = inputs[1].shape;
+    int64_t m = shape_numel(inputs[0].shape);
+    for (size_t i = 1; i < w.size(); ++i) m *= w[i];
+    return m;
+  }
+
+ private:
+  kernels::ref::ConvTransposeParams geometry(const Shape& x, const Shape& w) const {
+    const int64_t rank = static_cast<int64_t>(x.size());
+    TERN_CHECK(rank >= 3 && rank <= 5, ShapeError,
+               "{}: expected input X of rank 3 to 5 (N x C x 1 to 3 spatial dims), but got "
+               "shape {}",
+               where(), shape_str(x));
+    const int spatial = static_cast<int>(rank) - 2;
+    check_window_rank(window_, spatial, where(), rank);
+    TERN_CHECK(static_cast<int64_t>(w.size()) == rank, ShapeError,
+               "{}: expected weight W of rank {} (like X), but got shape {}", where(), rank,
+               shape_str(w));
+    TERN_CHECK(x[1] == w[0], ShapeError,
+               "{}: expected input with {} channels, but got {} (weight shape {})", where(), w[0],
+               x[1], shape_str(w));
+    TERN_CHECK(x[1] % group_ == 0, ShapeError,
+               "{}: expected a number of input channels divisible by group {}, but got {}", where(),
+               group_, x[1]);
+    std::vector<int64_t> kernel(w.begin() + 2, w.end());
+    TERN_CHECK(window_.kernel_shape.empty() || window_.kernel_shape == kernel, ShapeError,
+               "{}: attribute kernel_shape {} does not match weight shape {}", where(),
+               window_.kernel_shape, shape_str(w));
+    TERN_CHECK(output_padding_.empty() || static_cast<int>(output_padding_.size()) == spatial,
+               ShapeError,
+               "{}: attribute output_padding {} must have {} values (one per "
+               "spatial dim of the input)",
+               where(), output_padding_, spatial);
+    // output_shape may list the spatial dims only, or N and C too (keep the tail).
+    TERN_CHECK(output_shape_.empty() || static_cast<int>(output_shape_.size()) == spatial ||
+                   static_cast<int64_t>(output_shape_.size()) == rank,
+               ShapeError,
+               "{}: attribute output_shape {} must have {} values (one per "
+               "spatial dim of the input)",
+               where(), output_shape_, spatial);
+
+    std::vector<int64_t> in(x.begin() + 2, x.end()), out(spatial), pad_begin(spatial),
+        strides(spatial), dilations(spatial);
+    for (int i = 0; i < spatial; ++i) {
+      const int64_t s = strides[i] = window_.stride(i);
+      const int64_t d = dilations[i] = window_.dilation(i);
+      const int64_t span = d * (kernel[i] - 1) + 1;
+      const int64_t opad = output_padding_.empty() ? 0 : output_padding_[i];
+      const int64_t natural = s * (in[i] - 1) + opad + span;  // output without pads
+      int64_t target = -1;  // output length that fixes the pads, if any
+      if (!output_shape_.empty()) {
+        target = output_shape_[output_shape_.size() - spatial + i];
+      } else if (window_.auto_pad == AutoPad::kSameUpper ||
+                 window_.auto_pad == AutoPad::kSameLower) {
+        target = in[i] * s;
+      }
+      if (target >= 0) {
+        // Floor division, as the spec's formulas mean: a negative total (output_shape
+        // beyond the natural size) then grows the output at the end.
+        const int64_t total = natural - target;
+        const int64_t half = kernels::ref::floor_div(total, 2);
+        out[i] = target;
+        pad_begin[i] = window_.auto_pad == AutoPad::kSameUpper ? half : total - half;
+      } else if (window_.auto_pad == AutoPad::kValid) {
+        out[i] = natural;
+        pad_begin[i] = 0;
+      } else {
+        pad_begin[i] = window_.pad_begin(i);
+        out[i] = natural - pad_begin[i] - window_.pad_end(i, spatial);
+      }
+      TERN_CHECK(out[i] >= 1, ShapeError,
+                 "{}: the output would be empty along spatial dim {} (input extent {}, "
+                 "pads {} + {})",
+                 where(), i, in[i], window_.pad_begin(i), window_.pad_end(i, spatial));
+    }
+    kernels::ref::ConvTransposeParams p;
+    p.in_channels = x[1];
+    p.out_channels = w[1] * group_;
+    p.groups = group_;
+    p.in = to_dims3(in);
+    p.out = to_dims3(out);
+    p.kernel = to_dims3(kernel);
+    p.stride = to_dims3(strides);
+    p.dilation = to_dims3(dilations);
+    p.pad_begin = to_dims3(pad_begin, 0);
+    return p;
+  }
+
+  WindowAttrs window_;
+  int64_t group_;
+  std::vector<int64_t> output_padding_;
+  std::vector<int64_t> output_shape_;
+};
+
+}  // namespace
+
+void register_conv_transpose(OpRegistry& r) {
+  r.add(make_schema<ConvTransposeOp>("ConvTranspose", 2, 3));
+}
 
 }  // namespace tern::ops

@@ -1,7 +1,43 @@
+// Expand: broadcasts the input to the shape given by the int64 `shape` input, with
+// multidirectional broadcasting (a 1 in `shape` keeps the input's dim; the output rank
+// is the larger of the two). Any dtype. Source: ONNX Expand-13.
+#include "kernels/reference/elementwise.h"
+#include "ops/broadcast.h"
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
 
-void register_expand(OpRegistry& r) { (void)r; }
+namespace {
+
+class ExpandOp final : public Op {
+ public:
+  ExpandOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) { (void)attrs; }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    const Tensor& shape_t = require_value(inputs, 1);
+    check_dtype(shape_t.dtype(), {DType::kInt64}, where(), 1, "shape");
+    const Shape shape = int_values(shape_t, where(), 1, "shape");
+    for (int64_t d : shape) {
+      TERN_CHECK(d >= 0, ShapeError, "{}: shape {} has a negative dim", where(), shape_str(shape));
+    }
+    return {TensorType{inputs[0].dtype, broadcast_shape(inputs[0].shape, shape, where())}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    Tensor& y = outputs[0];
+    if (!y.defined()) return;
+    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(inputs[0])};
+    const int es = static_cast<int>(dtype_size(y.dtype()));
+    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+      kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
+    });
+  }
+};
+
+}  // namespace
+
+void register_expand(OpRegistry& r) { r.add(make_schema<ExpandOp>("Expand", 2, 2)); }
 
 }  // namespace tern::ops

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,6 +70,15 @@ class Op {
   /// (an op that returns views, see returns_view(), replaces them instead).
   virtual void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
                    const ExecContext& ctx) const = 0;
+
+  /// Outputs computed from the input types alone, for ops whose result depends only on
+  /// shapes (Shape, Size): the planner then folds them to constants even though their
+  /// input's data is not known until run time. Default: not foldable this way.
+  virtual std::optional<std::vector<Tensor>> fold_from_types(
+      std::span<const InferInput> inputs) const {
+    (void)inputs;
+    return std::nullopt;
+  }
 
   /// True when run() sets outputs to views of its inputs (Reshape, Squeeze, Identity...)
   /// instead of writing into preallocated outputs; the runtime then allocates nothing.

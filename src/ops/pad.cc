@@ -1,7 +1,122 @@
+// Pad (ONNX Pad-2/11/13): constant, reflect and edge padding, negative pads crop,
+// float32. Kernel: kernels/reference/pad.h.
+#include "kernels/reference/pad.h"
+
+#include <algorithm>
+
 #include "ops/registry.h"
 
 namespace tern::ops {
 
-void register_pad(OpRegistry& r) { (void)r; }
+namespace {
+
+using kernels::ref::PadMode;
+
+/// Pad: Y[d] = X[d] + pads[d] + pads[rank + d] along each dim d, with pads =
+/// [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (negative values crop).
+///   opset < 11: pads (required) and value (default 0) are attributes;
+///   opset >= 11: pads is an int64 input, constant_value an optional scalar input.
+/// mode: constant (default), reflect or edge; reflect and edge need at least one element
+/// left (after cropping) along each dim they pad. ModelError for a bad mode or missing
+/// pads, ShapeError for pads of the wrong length or a negative output size,
+/// UnsupportedOpError for the opset-18 axes input and dtypes other than float32.
+class PadOp final : public Op {
+ public:
+  PadOp(const Attrs& a, const OpContext& ctx) : Op(ctx) {
+    const std::string mode = a.get_enum("mode", "constant", {"constant", "reflect", "edge"});
+    mode_ = mode == "reflect" ? PadMode::kReflect
+            : mode == "edge"  ? PadMode::kEdge
+                              : PadMode::kConstant;
+    if (ctx.opset < 11) {
+      pads_attr_ = a.require_ints("pads");
+      value_attr_ = a.get_float("value", 0.0f);
+    }
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    TERN_CHECK(inputs[0].dtype == DType::kFloat32, UnsupportedOpError,
+               "{}: supports float32 only, but input data is {}", where(),
+               dtype_name(inputs[0].dtype));
+    TERN_CHECK(inputs.size() < 4 || !inputs[3].present, UnsupportedOpError,
+               "{}: the axes input (Pad-18) is not supported", where());
+    const std::vector<int64_t> pads = read_pads(inputs);
+    const Shape& x = inputs[0].shape;
+    const size_t rank = x.size();
+    Shape y(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t pb = pads[d], pe = pads[rank + d];
+      y[d] = x[d] + pb + pe;
+      TERN_CHECK(y[d] >= 0, ShapeError,
+                 "{}: pads {} crop more than the {} elements of dim {} (input {})", where(), pads,
+                 x[d], d, shape_str(x));
+      const int64_t kept = x[d] - std::max<int64_t>(0, -pb) - std::max<int64_t>(0, -pe);
+      TERN_CHECK(mode_ == PadMode::kConstant || kept > 0 || (pb <= 0 && pe <= 0), ShapeError,
+                 "{}: {} padding of dim {} needs at least one input element, but input {} "
+                 "with pads {} leaves none",
+                 where(), mode_ == PadMode::kReflect ? "reflect" : "edge", d, shape_str(x), pads);
+    }
+    return {TensorType{DType::kFloat32, y}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    const Tensor x = inputs[0].contiguous();
+    const std::vector<InferInput> info = infer_inputs_from(inputs);
+    const std::vector<int64_t> pads = read_pads(info);
+    Tensor& y = outputs[0];
+    if (y.numel() == 0) return;
+    const int rank = x.rank();
+    float value = value_attr_;
+    if (ctx_.opset >= 11 && inputs.size() > 2 && inputs[2].defined() && inputs[2].numel() > 0) {
+      TERN_CHECK(inputs[2].dtype() == DType::kFloat32 && inputs[2].numel() == 1, InvalidArgument,
+                 "{}: expected constant_value to be one float32 value, but got {} {}", where(),
+                 dtype_name(inputs[2].dtype()), shape_str(inputs[2].shape()));
+      value = inputs[2].contiguous().data<float>()[0];
+    }
+    if (rank == 0) {  // a scalar has nothing to pad
+      y.data<float>()[0] = x.data<float>()[0];
+      return;
+    }
+    kernels::ref::PadParams p;
+    p.rank = rank;
+    p.in_shape = x.shape().data();
+    p.pad_begin = pads.data();
+    p.pad_end = pads.data() + rank;
+    p.mode = mode_;
+    p.value = value;
+    const float* xd = x.data<float>();
+    float* yd = y.data<float>();
+    const int64_t rows = y.numel() / y.shape().back();
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) kernels::ref::f32_pad(p, xd, yd, r, r + 1);
+  }
+
+ private:
+  std::vector<int64_t> read_pads(std::span<const InferInput> inputs) const {
+    std::vector<int64_t> pads = pads_attr_;
+    if (ctx_.opset >= 11) {
+      TERN_CHECK(inputs.size() > 1 && inputs[1].present, ModelError,
+                 "{}: the input pads is required from opset 11", where());
+      const Tensor& t = require_value(inputs, 1);
+      TERN_CHECK(t.dtype() == DType::kInt64, InvalidArgument,
+                 "{}: expected pads of type int64, but got {}", where(), dtype_name(t.dtype()));
+      pads = t.to_int64_vector();
+    }
+    const size_t rank = inputs[0].shape.size();
+    TERN_CHECK(pads.size() == 2 * rank, ShapeError,
+               "{}: expected pads with {} values (begin and end for each of the {} dims of "
+               "{}), but got {}",
+               where(), 2 * rank, rank, shape_str(inputs[0].shape), pads.size());
+    return pads;
+  }
+
+  PadMode mode_;
+  std::vector<int64_t> pads_attr_;
+  float value_attr_ = 0.0f;
+};
+
+}  // namespace
+
+void register_pad(OpRegistry& r) { r.add(make_schema<PadOp>("Pad", 1, 4)); }
 
 }  // namespace tern::ops

@@ -1,7 +1,185 @@
+// Pooling (ONNX MaxPool-8/10/11/12, AveragePool-7/10/11, GlobalAveragePool-1,
+// GlobalMaxPool-1), NCHW (1-D to 3-D), float32. Kernels: kernels/reference/pool.h.
+#include "kernels/reference/pool.h"
+
 #include "ops/registry.h"
+#include "ops/window.h"
 
 namespace tern::ops {
 
-void register_pool(OpRegistry& r) { (void)r; }
+namespace {
+
+void check_float32(const Op& op, const InferInput& x) {
+  TERN_CHECK(x.dtype == DType::kFloat32, UnsupportedOpError,
+             "{}: supports float32 only, but input X is {}", op.where(), dtype_name(x.dtype));
+}
+
+/// MaxPool and AveragePool: a window slides over the spatial dims of
+/// X: [N, C, D1, ..., Dn] (n = 1..3), Y: [N, C, O1, ..., On], Oi from resolve_window
+/// (ops/window.h) with ceil_mode. MaxPool takes the max of the taps inside the input;
+/// AveragePool their mean, the divisor counting the pad taps when count_include_pad.
+/// MaxPool's optional Indices output is an UnsupportedOpError when requested.
+class PoolOp : public Op {
+ public:
+  PoolOp(const Attrs& a, const OpContext& ctx, bool is_max)
+      : Op(ctx), window_(parse_window_attrs(a, true)), is_max_(is_max) {
+    ceil_mode_ = a.get_int("ceil_mode", 0);
+    TERN_CHECK(ceil_mode_ == 0 || ceil_mode_ == 1, ModelError,
+               "{}: attribute 'ceil_mode' must be 0 or 1, but got {}", where(), ceil_mode_);
+    if (is_max) {
+      const int64_t storage_order = a.get_int("storage_order", 0);
+      TERN_CHECK(storage_order == 0 || storage_order == 1, ModelError,
+                 "{}: attribute 'storage_order' must be 0 or 1, but got {}", where(),
+                 storage_order);
+    } else {
+      count_include_pad_ = a.get_int("count_include_pad", 0);
+      TERN_CHECK(count_include_pad_ == 0 || count_include_pad_ == 1, ModelError,
+                 "{}: attribute 'count_include_pad' must be 0 or 1, but got {}", where(),
+                 count_include_pad_);
+    }
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    check_float32(*this, inputs[0]);
+    const Shape& x = inputs[0].shape;
+    const kernels::ref::PoolParams p = geometry(x);
+    Shape y = {x[0], x[1]};
+    const int spatial = static_cast<int>(x.size()) - 2;
+    const int64_t out[3] = {p.out.d, p.out.h, p.out.w};
+    for (int i = 3 - spatial; i < 3; ++i) y.push_back(out[i]);
+    std::vector<TensorType> types = {TensorType{DType::kFloat32, y}};
+    if (is_max_) types.push_back(TensorType{DType::kInt64, y});  // Indices (rejected by run)
+    return types;
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    TERN_CHECK(outputs.size() < 2 || !outputs[1].defined(), UnsupportedOpError,
+               "{}: the optional output Indices is not supported (only Y)", where());
+    const Tensor x = inputs[0].contiguous();
+    const kernels::ref::PoolParams p = geometry(x.shape());
+    const int64_t planes = x.dim(0) * x.dim(1);
+    const float* xd = x.data<float>();
+    float* yd = outputs[0].data<float>();
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+    for (int64_t c = 0; c < planes; ++c) {
+      if (is_max_) {
+        kernels::ref::f32_max_pool(p, xd, yd, c, c + 1);
+      } else {
+        kernels::ref::f32_average_pool(p, xd, yd, c, c + 1);
+      }
+    }
+  }
+
+ private:
+  kernels::ref::PoolParams geometry(const Shape& x) const {
+    const int64_t rank = static_cast<int64_t>(x.size());
+    const int spatial = window_.spatial_rank();
+    TERN_CHECK(rank == spatial + 2, ShapeError,
+               "{}: expected a {} input (N x C x {} spatial dims, as kernel_shape {} says), "
+               "but got shape {}",
+               where(), rank_name(spatial + 2), spatial, window_.kernel_shape, shape_str(x));
+    TERN_CHECK(spatial >= 1 && spatial <= 3, ShapeError,
+               "{}: supports 1 to 3 spatial dims, but kernel_shape {} has {}", where(),
+               window_.kernel_shape, spatial);
+    std::vector<int64_t> in(x.begin() + 2, x.end()), out(spatial), pad_begin(spatial),
+        pad_end(spatial), strides(spatial), dilations(spatial);
+    for (int i = 0; i < spatial; ++i) {
+      strides[i] = window_.stride(i);
+      dilations[i] = window_.dilation(i);
+      const WindowExtent e = resolve_window(
+          in[i], window_.kernel_shape[i], strides[i], dilations[i], window_.pad_begin(i),
+          window_.pad_end(i, spatial), window_.auto_pad, ceil_mode_ != 0, where());
+      out[i] = e.out;
+      pad_begin[i] = e.pad_begin;
+      pad_end[i] = e.pad_end;
+    }
+    kernels::ref::PoolParams p;
+    p.in = to_dims3(in);
+    p.out = to_dims3(out);
+    p.kernel = to_dims3(window_.kernel_shape);
+    p.stride = to_dims3(strides);
+    p.dilation = to_dims3(dilations);
+    p.pad_begin = to_dims3(pad_begin, 0);
+    p.pad_end = to_dims3(pad_end, 0);
+    p.count_include_pad = count_include_pad_ != 0;
+    return p;
+  }
+
+  WindowAttrs window_;
+  bool is_max_;
+  int64_t ceil_mode_ = 0;
+  int64_t count_include_pad_ = 0;
+};
+
+class MaxPoolOp final : public PoolOp {
+ public:
+  MaxPoolOp(const Attrs& a, const OpContext& ctx) : PoolOp(a, ctx, true) {}
+};
+
+class AveragePoolOp final : public PoolOp {
+ public:
+  AveragePoolOp(const Attrs& a, const OpContext& ctx) : PoolOp(a, ctx, false) {}
+};
+
+/// GlobalAveragePool / GlobalMaxPool: X: [N, C, D1, ..., Dn] (n >= 1) ->
+/// Y: [N, C, 1, ..., 1], the mean or max of each channel plane.
+class GlobalPoolOp : public Op {
+ public:
+  GlobalPoolOp(const OpContext& ctx, bool is_max) : Op(ctx), is_max_(is_max) {}
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    check_float32(*this, inputs[0]);
+    const Shape& x = inputs[0].shape;
+    TERN_CHECK(x.size() >= 3, ShapeError,
+               "{}: expected input X of rank >= 3 (N x C x spatial dims), but got shape {}",
+               where(), shape_str(x));
+    TERN_CHECK(shape_numel(Shape(x.begin() + 2, x.end())) > 0, ShapeError,
+               "{}: expected non-empty spatial dims, but got shape {}", where(), shape_str(x));
+    Shape y(x.size(), 1);
+    y[0] = x[0];
+    y[1] = x[1];
+    return {TensorType{DType::kFloat32, y}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    const Tensor x = inputs[0].contiguous();
+    const int64_t planes = x.dim(0) * x.dim(1);
+    const int64_t plane_size = planes == 0 ? 0 : x.numel() / planes;
+    const float* xd = x.data<float>();
+    float* yd = outputs[0].data<float>();
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+    for (int64_t c = 0; c < planes; ++c) {
+      if (is_max_) {
+        kernels::ref::f32_global_max_pool(xd, yd, plane_size, c, c + 1);
+      } else {
+        kernels::ref::f32_global_average_pool(xd, yd, plane_size, c, c + 1);
+      }
+    }
+  }
+
+ private:
+  bool is_max_;
+};
+
+class GlobalAveragePoolOp final : public GlobalPoolOp {
+ public:
+  GlobalAveragePoolOp(const Attrs&, const OpContext& ctx) : GlobalPoolOp(ctx, false) {}
+};
+
+class GlobalMaxPoolOp final : public GlobalPoolOp {
+ public:
+  GlobalMaxPoolOp(const Attrs&, const OpContext& ctx) : GlobalPoolOp(ctx, true) {}
+};
+
+}  // namespace
+
+void register_pool(OpRegistry& r) {
+  r.add(make_schema<MaxPoolOp>("MaxPool", 1, 1, 1, 2));
+  r.add(make_schema<AveragePoolOp>("AveragePool", 1, 1));
+  r.add(make_schema<GlobalAveragePoolOp>("GlobalAveragePool", 1, 1));
+  r.add(make_schema<GlobalMaxPoolOp>("GlobalMaxPool", 1, 1));
+}
 
 }  // namespace tern::ops

@@ -1,7 +1,83 @@
+// Softmax and LogSoftmax (ONNX Softmax-1/11/13, LogSoftmax-1/11/13), float32.
+// Kernel: kernels/reference/softmax.h.
+#include "kernels/reference/softmax.h"
+
 #include "ops/registry.h"
 
 namespace tern::ops {
 
-void register_softmax(OpRegistry& r) { (void)r; }
+namespace {
+
+/// Softmax / LogSoftmax of X (any rank >= 1), output of the same shape.
+///   opset < 13: X is coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])] (axis
+///               default 1) and each row is normalized;
+///   opset >= 13: normalized along `axis` only (default -1).
+/// axis may be negative (counts from the end); ShapeError when outside [-rank, rank - 1]
+/// (opset < 13 also accepts axis == rank, an empty coerced row set, as the spec's
+/// [-r, r] range).
+class SoftmaxOp : public Op {
+ public:
+  SoftmaxOp(const Attrs& a, const OpContext& ctx, bool log)
+      : Op(ctx), axis_(a.get_int("axis", ctx.opset >= 13 ? -1 : 1)), log_(log) {}
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    TERN_CHECK(inputs[0].dtype == DType::kFloat32, UnsupportedOpError,
+               "{}: supports float32 only, but input is {}", where(), dtype_name(inputs[0].dtype));
+    resolve_axis(inputs[0].shape);
+    return {TensorType{DType::kFloat32, inputs[0].shape}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    const Tensor x = inputs[0].contiguous();
+    const Shape& s = x.shape();
+    const int axis = resolve_axis(s);
+    int64_t outer = 1, axis_len = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= s[d];
+    if (ctx_.opset < 13) {
+      for (size_t d = axis; d < s.size(); ++d) axis_len *= s[d];
+    } else {
+      axis_len = s[axis];
+      for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+    }
+    if (axis_len == 0) return;
+    const float* xd = x.data<float>();
+    float* yd = outputs[0].data<float>();
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+    for (int64_t o = 0; o < outer; ++o) {
+      kernels::ref::f32_softmax(xd, yd, o, o + 1, axis_len, inner, log_);
+    }
+  }
+
+ private:
+  int resolve_axis(const Shape& s) const {
+    const int64_t r = static_cast<int64_t>(s.size());
+    const int64_t hi = ctx_.opset < 13 ? r : r - 1;
+    TERN_CHECK(r >= 1 && axis_ >= -r && axis_ <= hi, ShapeError,
+               "{}: expected axis in [{}, {}] for an input of shape {}, but got {}", where(), -r,
+               hi, shape_str(s), axis_);
+    return static_cast<int>(axis_ < 0 ? axis_ + r : axis_);
+  }
+
+  int64_t axis_;
+  bool log_;
+};
+
+class SoftmaxPlainOp final : public SoftmaxOp {
+ public:
+  SoftmaxPlainOp(const Attrs& a, const OpContext& ctx) : SoftmaxOp(a, ctx, false) {}
+};
+
+class LogSoftmaxOp final : public SoftmaxOp {
+ public:
+  LogSoftmaxOp(const Attrs& a, const OpContext& ctx) : SoftmaxOp(a, ctx, true) {}
+};
+
+}  // namespace
+
+void register_softmax(OpRegistry& r) {
+  r.add(make_schema<SoftmaxPlainOp>("Softmax", 1, 1));
+  r.add(make_schema<LogSoftmaxOp>("LogSoftmax", 1, 1));
+}
 
 }  // namespace tern::ops

@@ -90,7 +90,20 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
       }
     }
 
-    if (out_types && all_constant) {
+    std::optional<std::vector<Tensor>> from_types;
+    if (out_types && !all_constant) {
+      from_types = with_node_context(op, [&] { return op.fold_from_types(infer_in); });
+    }
+    if (from_types) {
+      // The outputs depend only on input shapes (Shape): constants for this plan.
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        const int v = node.outputs[k];
+        if (v < 0) continue;
+        plan->constants[v] = (*from_types)[k];
+        types[v] = (*out_types)[k];
+      }
+      layer.constant = true;
+    } else if (out_types && all_constant) {
       // Every input is known: evaluate now; the outputs become constants.
       std::vector<Tensor> inputs(node.inputs.size());
       for (size_t k = 0; k < node.inputs.size(); ++k) {

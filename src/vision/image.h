@@ -27,7 +27,7 @@ struct Image {
   }
 };
 
-/// A float image with Image's layout; resize() fills it with unrounded 0..255 values.
+/// A float image with Image's layout (resize() fills it with unrounded 0..255 values).
 struct FloatImage {
   int width = 0;
   int height = 0;
@@ -52,8 +52,7 @@ Image load_image(const std::string& path);
 
 /// Decodes an encoded image held in memory into RGB. `name` is what error messages call
 /// it (e.g. the file it came from). Throws IOError as load_image().
-Image load_image_from_memory(const void* data, size_t size,
-                             const std::string& name = "<memory>");
+Image load_image_from_memory(const void* data, size_t size, const std::string& name = "<memory>");
 
 /// Encodes `image` (1, 3 or 4 channels) to `path`, the format chosen by the extension
 /// (case-insensitive): .jpg/.jpeg (quality `jpeg_quality`, 1..100), .png or .bmp.
@@ -61,13 +60,21 @@ Image load_image_from_memory(const void* data, size_t size,
 /// cannot be written.
 void save_image(const Image& image, const std::string& path, int jpeg_quality = 92);
 
-/// Resizes `image` to width x height with stb_image_resize's triangle filter, which
-/// widens with the scale factor when shrinking: the antialiased bilinear filter that
-/// PIL's Image.resize(BILINEAR) uses (the resampling that made tern's reference inputs).
-/// Pixel centres are aligned (x_in = (x_out + 0.5) * in_w / out_w - 0.5), edges clamp,
-/// and the result is not rounded. Throws InvalidArgument for an empty image or a
-/// non-positive size.
+/// True when save_image() can encode to `path`'s extension (.jpg, .jpeg, .png, .bmp, any
+/// case).
+bool can_save_image_as(const std::string& path);
+
+/// Resizes `image` to width x height with an antialiased triangle (bilinear) filter, as
+/// PIL's Image.resize(BILINEAR) does (the resampling that made tern's reference inputs):
+/// pixel centres aligned (output x samples input (x + 0.5) * in_w / out_w - 0.5), the
+/// triangle widened by in/out when shrinking, taps beyond the border dropped and the rest
+/// renormalized; horizontal pass, then vertical. The result is not rounded. Throws
+/// InvalidArgument for an empty image or a non-positive size.
 FloatImage resize(const Image& image, int width, int height);
+
+/// resize() with each pass rounded to 8 bits, as PIL resizes an 8-bit image (equal to PIL
+/// up to the rounding of its 22-bit fixed-point weights).
+Image resize_u8(const Image& image, int width, int height);
 
 /// Draws the outline of the box (x1, y1)-(x2, y2) (pixels, corners inclusive) with lines
 /// `thickness` pixels wide, growing inward. Parts outside the image are clipped.
@@ -76,6 +83,18 @@ void draw_rect(Image& image, float x1, float y1, float x2, float y2, Color color
 
 /// Fills the disc of `radius` pixels around (cx, cy), clipped to the image.
 void draw_circle(Image& image, float cx, float cy, float radius, Color color);
+
+/// Width and height in pixels of `text` as draw_text() writes it at `scale`.
+struct TextSize {
+  int width = 0;
+  int height = 0;
+};
+TextSize text_size(const std::string& text, int scale = 1);
+
+/// Writes ASCII `text` with stb_easy_font's small segment font (about 7 pixels high),
+/// magnified `scale` times, its top-left corner at (x, y); clipped to the image. One
+/// line: other characters (control, non-ASCII) are drawn as '?'.
+void draw_text(Image& image, float x, float y, const std::string& text, Color color, int scale = 1);
 
 /// Marks one point: a disc of radius max(2, min(width, height) / 250).
 void draw_point(Image& image, float x, float y, Color color);

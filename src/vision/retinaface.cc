@@ -63,8 +63,8 @@ RetinaFaceInput retinaface_preprocess(const Image& image, int size, bool pad_to_
   TERN_CHECK(image.width > 0 && image.height > 0 && image.channels == 3 &&
                  image.pixels.size() == size_t(image.width) * image.height * 3,
              InvalidArgument,
-             "retinaface_preprocess: expected a non-empty RGB image, but got {}x{}x{}",
-             image.width, image.height, image.channels);
+             "retinaface_preprocess: expected a non-empty RGB image, but got {}x{}x{}", image.width,
+             image.height, image.channels);
   TERN_CHECK(size >= 1 && size <= 16384, InvalidArgument,
              "retinaface_preprocess: expected a size in 1..16384, but got {}", size);
   const int long_side = std::max(image.width, image.height);
@@ -75,28 +75,28 @@ RetinaFaceInput retinaface_preprocess(const Image& image, int size, bool pad_to_
   input.resized_height = std::max(1, int(std::lround(image.height * scale)));
   const int rw = input.resized_width, rh = input.resized_height;
 
-  FloatImage resized;
-  if (rw == image.width && rh == image.height) {
-    resized = {image.width, image.height, 3,
-               std::vector<float>(image.pixels.begin(), image.pixels.end())};
-  } else {
-    resized = resize(image, rw, rh);
+  // PIL's 8-bit resampling, as the reference inputs were made (rounded after each pass).
+  Image resized_storage;
+  const Image* resized = &image;
+  if (rw != image.width || rh != image.height) {
+    resized_storage = resize_u8(image, rw, rh);
+    resized = &resized_storage;
   }
 
   const int64_t out_h = pad_to_square ? std::max(size, rh) : rh;
   const int64_t out_w = pad_to_square ? std::max(size, rw) : rw;
   input.tensor = Tensor::zeros(DType::kFloat32, {1, 3, out_h, out_w});
   float* dst = input.tensor.data<float>();
-  const float* src = resized.pixels.data();
+  const uint8_t* src = resized->pixels.data();
   for (int c = 0; c < 3; ++c) {
     // Network channel c (B, G, R) comes from RGB channel 2 - c.
     const int rgb = 2 - c;
     const float mean = kRetinaFaceMeanBgr[c];
     float* plane = dst + c * out_h * out_w;
     for (int y = 0; y < rh; ++y) {
-      const float* row = src + size_t(y) * rw * 3;
+      const uint8_t* row = src + size_t(y) * rw * 3;
       float* out = plane + y * out_w;
-      for (int x = 0; x < rw; ++x) out[x] = row[x * 3 + rgb] - mean;
+      for (int x = 0; x < rw; ++x) out[x] = float(row[x * 3 + rgb]) - mean;
     }
   }
   return input;
@@ -116,8 +116,7 @@ float box_iou(const Box& a, const Box& b, float offset) {
 std::vector<size_t> nms(const std::vector<Box>& boxes, const std::vector<float>& scores,
                         float iou_threshold) {
   TERN_CHECK(boxes.size() == scores.size(), InvalidArgument,
-             "nms: expected as many scores as boxes ({}), but got {}", boxes.size(),
-             scores.size());
+             "nms: expected as many scores as boxes ({}), but got {}", boxes.size(), scores.size());
   std::vector<size_t> order(boxes.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -203,15 +202,15 @@ std::vector<Face> detect_faces(Session& session, const Image& image,
                                const RetinaFaceOptions& options, DetectTimings* timings) {
   const std::vector<TensorInfo>& inputs = session.inputs();
   const std::vector<TensorInfo>& outputs = session.outputs();
-  TERN_CHECK(inputs.size() == 1 && inputs[0].dtype == DType::kFloat32 &&
-                 inputs[0].shape.size() == 4,
-             InvalidArgument,
-             "detect_faces: expected a RetinaFace model with one float32 input [1, 3, H, W], "
-             "but the model has {} input(s){}",
-             inputs.size(),
-             inputs.empty() ? std::string()
-                            : fmt::format(", the first '{}' {} of rank {}", inputs[0].name,
-                                          dtype_name(inputs[0].dtype), inputs[0].shape.size()));
+  TERN_CHECK(
+      inputs.size() == 1 && inputs[0].dtype == DType::kFloat32 && inputs[0].shape.size() == 4,
+      InvalidArgument,
+      "detect_faces: expected a RetinaFace model with one float32 input [1, 3, H, W], "
+      "but the model has {} input(s){}",
+      inputs.size(),
+      inputs.empty() ? std::string()
+                     : fmt::format(", the first '{}' {} of rank {}", inputs[0].name,
+                                   dtype_name(inputs[0].dtype), inputs[0].shape.size()));
   TERN_CHECK(outputs.size() == 3, InvalidArgument,
              "detect_faces: expected a RetinaFace model with 3 outputs (loc, conf, landms), but "
              "the model has {}",
@@ -244,6 +243,31 @@ std::vector<Face> detect_faces(Session& session, const Image& image,
     timings->postprocess_ms = ms_since(start);
   }
   return faces;
+}
+
+void draw_faces(Image& image, const std::vector<Face>& faces) {
+  const int shorter = std::min(image.width, image.height);
+  const int thickness = std::max(2, shorter / 300);
+  const int text_scale = std::max(1, shorter / 300);
+  const Color box_color{0, 220, 0};
+  const Color landmark_colors[5] = {
+      {255, 0, 0}, {255, 255, 0}, {255, 0, 255}, {0, 255, 0}, {0, 0, 255}};
+  for (const Face& face : faces) {
+    draw_rect(image, face.box[0], face.box[1], face.box[2], face.box[3], box_color, thickness);
+    const std::string label = fmt::format("{:.2f}", face.score);
+    const TextSize size = text_size(label, text_scale);
+    const float pad = float(text_scale);
+    // Label on a filled tab above the box (inside it when the box touches the top).
+    float top = face.box[1] - float(size.height) - 2 * pad;
+    if (top < 0) top = face.box[1];
+    const float left = face.box[0];
+    draw_rect(image, left, top, left + float(size.width) + 2 * pad,
+              top + float(size.height) + 2 * pad, box_color, size.height + 4 * text_scale);
+    draw_text(image, left + pad, top + pad + 1, label, Color{0, 0, 0}, text_scale);
+    for (int k = 0; k < 5; ++k) {
+      draw_point(image, face.landmarks[k][0], face.landmarks[k][1], landmark_colors[k]);
+    }
+  }
 }
 
 }  // namespace tern::vision

@@ -86,12 +86,13 @@ inline constexpr float kRetinaFaceMeanBgr[3] = {104.0f, 117.0f, 123.0f};
 /// both sizes are positive.
 std::vector<PriorBox> retinaface_priors(int input_height, int input_width);
 
-/// Makes the network input for `image` (RGB): resize with the antialiased triangle
-/// filter (PIL bilinear) so that the long side is `size` and the short side
-/// round(short * size / long), RGB -> BGR, subtract kRetinaFaceMeanBgr, NCHW, and with
-/// `pad_to_square` zero-pad bottom/right to size x size. Source: MANIFEST "input" and the
-/// reference cases' case.json "preprocess". Throws InvalidArgument for an empty image or
-/// size < 1.
+/// Makes the network input for `image` (RGB): resize with PIL's 8-bit antialiased
+/// bilinear filter (resize_u8) so that the long side is `size` and the short side
+/// round(short * size / long), RGB -> BGR, float32, subtract kRetinaFaceMeanBgr, NCHW, and
+/// with `pad_to_square` zero-pad bottom/right to size x size. Source: MANIFEST "input" and
+/// the reference cases' case.json "preprocess" (PIL 9.4 resize of the decoded JPEG; tern's
+/// JPEG decoder differs from libjpeg by a level or two on some pixels). Throws
+/// InvalidArgument for an empty or non-RGB image or a size outside 1..16384.
 RetinaFaceInput retinaface_preprocess(const Image& image, int size, bool pad_to_square);
 
 /// IoU of two boxes. `offset` 0: continuous coordinates, area (x2 - x1) * (y2 - y1);
@@ -138,5 +139,11 @@ struct DetectTimings {
 std::vector<Face> detect_faces(Session& session, const Image& image,
                                const RetinaFaceOptions& options = {},
                                DetectTimings* timings = nullptr);
+
+/// Draws each face on `image` (pixels of that image): its box in green, lines
+/// max(2, min(width, height) / 300) pixels wide, its score above the box, and the
+/// landmarks as dots in the repo's colors (left eye red, right eye yellow, nose magenta,
+/// left mouth corner green, right mouth corner blue).
+void draw_faces(Image& image, const std::vector<Face>& faces);
 
 }  // namespace tern::vision

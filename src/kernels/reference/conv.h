@@ -20,7 +20,7 @@ struct ConvParams {
   Dims3 kernel;              ///< kernel spatial extent
   Dims3 stride;              ///< >= 1
   Dims3 dilation;            ///< >= 1
-  Dims3 pad_begin;           ///< >= 0: zeros before the input along each dim
+  Dims3 pad_begin{0, 0, 0};  ///< >= 0: zeros before the input along each dim
 };
 
 /// Direct convolution of one image, output channels [oc_begin, oc_end) only.
@@ -32,7 +32,7 @@ struct ConvParams {
 /// Loop order oc -> ic -> kd -> kh -> kw -> od -> oh -> ow: the innermost loop is a run
 /// over output columns that reads input columns at `stride.w` apart (contiguous for
 /// stride 1), so the compiler vectorizes it. Callers parallelize over (image, oc).
-void f32_conv_nchw(const ConvParams& p, const float* x, const float* w, const float* bias,
-                   float* y, int64_t oc_begin, int64_t oc_end);
+void f32_conv_nchw(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
+                   int64_t oc_begin, int64_t oc_end);
 
 }  // namespace tern::kernels::ref

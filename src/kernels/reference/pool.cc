@@ -1,0 +1,135 @@
+#include "kernels/reference/pool.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tern::kernels::ref {
+
+namespace {
+
+// Visits every tap of every window of one plane: fn(y_row, x_row, n, x_stride) for a run of
+// n outputs starting at y_row whose tap reads x_row[i * x_stride]. Taps outside the input
+// are skipped. Loop order kd -> kh -> kw -> od -> oh -> ow, inner runs contiguous in y.
+template <typename Fn>
+void for_each_tap_row(const PoolParams& p, const float* xc, float* yc, Fn&& fn) {
+  for (int64_t kd = 0; kd < p.kernel.d; ++kd) {
+    const int64_t off_d = kd * p.dilation.d - p.pad_begin.d;
+    const Range rd = valid_range(p.out.d, p.stride.d, off_d, p.in.d);
+    for (int64_t kh = 0; kh < p.kernel.h; ++kh) {
+      const int64_t off_h = kh * p.dilation.h - p.pad_begin.h;
+      const Range rh = valid_range(p.out.h, p.stride.h, off_h, p.in.h);
+      for (int64_t kw = 0; kw < p.kernel.w; ++kw) {
+        const int64_t off_w = kw * p.dilation.w - p.pad_begin.w;
+        const Range rw = valid_range(p.out.w, p.stride.w, off_w, p.in.w);
+        if (rd.empty() || rh.empty() || rw.empty()) continue;
+        for (int64_t od = rd.begin; od < rd.end; ++od) {
+          const int64_t id = od * p.stride.d + off_d;
+          for (int64_t oh = rh.begin; oh < rh.end; ++oh) {
+            const int64_t ih = oh * p.stride.h + off_h;
+            const float* xrow = xc + (id * p.in.h + ih) * p.in.w + rw.begin * p.stride.w + off_w;
+            float* yrow = yc + (od * p.out.h + oh) * p.out.w + rw.begin;
+            fn(yrow, xrow, rw.end - rw.begin, p.stride.w);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Number of taps j in [0, k) whose position start + j*dilation lies in [lo, hi).
+inline int64_t count_taps(int64_t start, int64_t k, int64_t dilation, int64_t lo, int64_t hi) {
+  const Range r = valid_range(k, dilation, start - lo, hi - lo);
+  return r.empty() ? 0 : r.end - r.begin;
+}
+
+// The AveragePool divisor of output index o along one dim.
+inline int64_t window_count(int64_t o, int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                            int64_t pad_begin, int64_t pad_end, bool include_pad) {
+  const int64_t start = o * stride - pad_begin;
+  return include_pad ? count_taps(start, k, dilation, -pad_begin, in + pad_end)
+                     : count_taps(start, k, dilation, 0, in);
+}
+
+}  // namespace
+
+void f32_max_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,
+                  int64_t plane_end) {
+  const int64_t in_plane = p.in.size();
+  const int64_t out_plane = p.out.size();
+  for (int64_t c = plane_begin; c < plane_end; ++c) {
+    float* yc = y + c * out_plane;
+    std::fill(yc, yc + out_plane, -std::numeric_limits<float>::infinity());
+    for_each_tap_row(
+        p, x + c * in_plane, yc,
+        [](float* __restrict yrow, const float* __restrict xrow, int64_t n, int64_t stride) {
+          if (stride == 1) {
+            for (int64_t i = 0; i < n; ++i) yrow[i] = std::max(yrow[i], xrow[i]);
+          } else {
+            for (int64_t i = 0; i < n; ++i) {
+              yrow[i] = std::max(yrow[i], xrow[i * stride]);
+            }
+          }
+        });
+  }
+}
+
+void f32_average_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,
+                      int64_t plane_end) {
+  const int64_t in_plane = p.in.size();
+  const int64_t out_plane = p.out.size();
+  for (int64_t c = plane_begin; c < plane_end; ++c) {
+    float* yc = y + c * out_plane;
+    std::fill(yc, yc + out_plane, 0.0f);
+    for_each_tap_row(
+        p, x + c * in_plane, yc,
+        [](float* __restrict yrow, const float* __restrict xrow, int64_t n, int64_t stride) {
+          if (stride == 1) {
+            for (int64_t i = 0; i < n; ++i) yrow[i] += xrow[i];
+          } else {
+            for (int64_t i = 0; i < n; ++i) yrow[i] += xrow[i * stride];
+          }
+        });
+    // Divide by the window count, which factors into one count per dim.
+    const bool inc = p.count_include_pad;
+    for (int64_t od = 0; od < p.out.d; ++od) {
+      const int64_t cd = window_count(od, p.in.d, p.kernel.d, p.stride.d, p.dilation.d,
+                                      p.pad_begin.d, p.pad_end.d, inc);
+      for (int64_t oh = 0; oh < p.out.h; ++oh) {
+        const int64_t ch = window_count(oh, p.in.h, p.kernel.h, p.stride.h, p.dilation.h,
+                                        p.pad_begin.h, p.pad_end.h, inc);
+        float* yrow = yc + (od * p.out.h + oh) * p.out.w;
+        for (int64_t ow = 0; ow < p.out.w; ++ow) {
+          const int64_t cw = window_count(ow, p.in.w, p.kernel.w, p.stride.w, p.dilation.w,
+                                          p.pad_begin.w, p.pad_end.w, inc);
+          const int64_t count = cd * ch * cw;
+          // An empty window (possible only with pads >= kernel) stays 0 rather than NaN.
+          if (count > 0) yrow[ow] /= static_cast<float>(count);
+        }
+      }
+    }
+  }
+}
+
+void f32_global_average_pool(const float* x, float* y, int64_t plane_size, int64_t plane_begin,
+                             int64_t plane_end) {
+  for (int64_t c = plane_begin; c < plane_end; ++c) {
+    const float* xc = x + c * plane_size;
+    // Accumulate in double: planes can hold 10^5 values and the mean must stay exact to
+    // float precision whatever the summation order of a faster kernel.
+    double sum = 0.0;
+    for (int64_t i = 0; i < plane_size; ++i) sum += xc[i];
+    y[c] = static_cast<float>(sum / static_cast<double>(plane_size));
+  }
+}
+
+void f32_global_max_pool(const float* x, float* y, int64_t plane_size, int64_t plane_begin,
+                         int64_t plane_end) {
+  for (int64_t c = plane_begin; c < plane_end; ++c) {
+    const float* xc = x + c * plane_size;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < plane_size; ++i) m = std::max(m, xc[i]);
+    y[c] = m;
+  }
+}
+
+}  // namespace tern::kernels::ref

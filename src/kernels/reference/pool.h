@@ -1,0 +1,47 @@
+// Reference pooling, NCHW (and NCW / NCDHW), float32. ONNX MaxPool-12, AveragePool-11,
+// GlobalAveragePool-1, GlobalMaxPool-1.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/reference/spatial.h"
+
+namespace tern::kernels::ref {
+
+/// Window of one pooling op. Spatial dims not used are 1. The op resolves auto_pad and
+/// ceil_mode into `out`, `pad_begin` and `pad_end` (pad_end matters only for the
+/// AveragePool divisor with count_include_pad).
+struct PoolParams {
+  Dims3 in;
+  Dims3 out;
+  Dims3 kernel;
+  Dims3 stride;
+  Dims3 dilation;            ///< MaxPool only; AveragePool expects 1 (ONNX opsets <= 17)
+  Dims3 pad_begin{0, 0, 0};  ///< >= 0
+  Dims3 pad_end{0, 0, 0};    ///< >= 0
+  /// AveragePool divisor: true counts the taps inside the padded extent
+  /// [-pad_begin, in + pad_end) (a window that runs past pad_end, possible with
+  /// ceil_mode, is clipped there, as in PyTorch); false counts only taps inside the input.
+  bool count_include_pad = false;
+};
+
+/// Max over each window, planes [plane_begin, plane_end) of x: [planes, in.d, in.h,
+/// in.w] into y: [planes, out.d, out.h, out.w] (both contiguous). Padding never wins:
+/// only taps inside the input are compared (a window with no such tap gives -inf).
+void f32_max_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,
+                  int64_t plane_end);
+
+/// Mean over each window (divisor as count_include_pad says), planes
+/// [plane_begin, plane_end), same layouts as f32_max_pool.
+void f32_average_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,
+                      int64_t plane_end);
+
+/// y[i] = mean of x[i*plane_size .. (i+1)*plane_size), i in [plane_begin, plane_end).
+void f32_global_average_pool(const float* x, float* y, int64_t plane_size, int64_t plane_begin,
+                             int64_t plane_end);
+
+/// y[i] = max of x[i*plane_size .. (i+1)*plane_size), i in [plane_begin, plane_end).
+void f32_global_max_pool(const float* x, float* y, int64_t plane_size, int64_t plane_begin,
+                         int64_t plane_end);
+
+}  // namespace tern::kernels::ref

@@ -1,0 +1,100 @@
+#include "kernels/reference/resize.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tern::kernels::ref {
+
+float resize_source_coord(ResizeCoordMode mode, int64_t x, float scale, int64_t in, int64_t out) {
+  const float xf = static_cast<float>(x);
+  switch (mode) {
+    case ResizeCoordMode::kHalfPixel:
+      return (xf + 0.5f) / scale - 0.5f;
+    case ResizeCoordMode::kPytorchHalfPixel:
+      return out > 1 ? (xf + 0.5f) / scale - 0.5f : 0.0f;
+    case ResizeCoordMode::kAlignCorners:
+      return out == 1 ? 0.0f : xf * static_cast<float>(in - 1) / static_cast<float>(out - 1);
+    case ResizeCoordMode::kAsymmetric:
+      return xf / scale;
+    case ResizeCoordMode::kTfHalfPixelForNn:
+      return (xf + 0.5f) / scale;
+  }
+  return 0.0f;
+}
+
+int64_t resize_nearest_index(ResizeNearestMode mode, float x_original, float scale, int64_t in) {
+  const float f = std::floor(x_original);
+  const float frac = x_original - f;  // exact in float
+  float r = f;
+  switch (mode) {
+    case ResizeNearestMode::kRoundPreferFloor:
+      r = frac > 0.5f ? f + 1.0f : f;
+      break;
+    case ResizeNearestMode::kRoundPreferCeil:
+      r = frac >= 0.5f ? f + 1.0f : f;
+      break;
+    case ResizeNearestMode::kFloor:
+      r = f;
+      break;
+    case ResizeNearestMode::kCeil:
+      r = std::ceil(x_original);
+      break;
+    case ResizeNearestMode::kSimple:
+      r = scale < 1.0f ? std::ceil(x_original) : f;
+      break;
+  }
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+}
+
+LinearTap resize_linear_tap(float x_original, int64_t in) {
+  const float x = std::clamp(x_original, 0.0f, static_cast<float>(in - 1));
+  LinearTap t;
+  t.i0 = std::min<int64_t>(static_cast<int64_t>(x), in - 1);
+  t.i1 = std::min<int64_t>(t.i0 + 1, in - 1);
+  t.lambda = x - static_cast<float>(t.i0);
+  return t;
+}
+
+void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
+                        int64_t row_end) {
+  const int last = p.rank - 1;
+  const int64_t out_w = p.out_shape[last];
+  const int64_t* index_w = p.src_index[last];
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    // Offset of the input row: decompose r into output indices, last leading dim first.
+    int64_t rem = r;
+    int64_t in_off = 0;
+    int64_t in_stride = p.in_shape[last];
+    for (int d = last - 1; d >= 0; --d) {
+      const int64_t o = rem % p.out_shape[d];
+      rem /= p.out_shape[d];
+      in_off += p.src_index[d][o] * in_stride;
+      in_stride *= p.in_shape[d];
+    }
+    const float* xrow = x + in_off;
+    float* yrow = y + r * out_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) yrow[ow] = xrow[index_w[ow]];
+  }
+}
+
+void f32_resize_bilinear(const ResizeBilinearParams& p, const float* x, float* y, int64_t row_begin,
+                         int64_t row_end) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t plane = r / p.out_h;
+    const LinearTap& th = p.taps_h[r % p.out_h];
+    const float* x0 = x + (plane * p.in_h + th.i0) * p.in_w;
+    const float* x1 = x + (plane * p.in_h + th.i1) * p.in_w;
+    const float wh1 = th.lambda;
+    const float wh0 = 1.0f - wh1;
+    float* yrow = y + r * p.out_w;
+    for (int64_t ow = 0; ow < p.out_w; ++ow) {
+      const LinearTap& tw = p.taps_w[ow];
+      const float ww1 = tw.lambda;
+      const float ww0 = 1.0f - ww1;
+      yrow[ow] =
+          wh0 * (ww0 * x0[tw.i0] + ww1 * x0[tw.i1]) + wh1 * (ww0 * x1[tw.i0] + ww1 * x1[tw.i1]);
+    }
+  }
+}
+
+}  // namespace tern::kernels::ref

@@ -1,0 +1,134 @@
+#include "ops/broadcast.h"
+
+#include "base/check.h"
+
+namespace tern::ops {
+
+Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& where) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // i counts from the right: dim -(i+1).
+    const int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    TERN_CHECK(da == db || da == 1 || db == 1, ShapeError,
+               "{}: inputs of shape {} and {} are not broadcastable (dim -{} is {} in one and {} "
+               "in the other; expected equal dims or a 1)",
+               where, shape_str(a), shape_str(b), i + 1, da, db);
+    out[rank - 1 - i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Shape broadcast_shapes(std::span<const Shape> shapes, const std::string& where) {
+  Shape out;
+  for (const Shape& s : shapes) out = broadcast_shape(out, s, where);
+  return out;
+}
+
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] != 1 && from[i] != to[lead + i]) return false;
+  }
+  return true;
+}
+
+StridedOperand StridedOperand::of(const Tensor& t) {
+  StridedOperand op;
+  op.data = const_cast<void*>(t.raw_data());
+  op.shape = t.shape();
+  op.strides = t.strides();
+  op.elem_size = static_cast<int>(dtype_size(t.dtype()));
+  return op;
+}
+
+BroadcastIterator::BroadcastIterator(std::span<const StridedOperand> operands) {
+  TERN_CHECK(!operands.empty() && operands.size() <= kMaxOperands, InvalidArgument,
+             "BroadcastIterator: expected 1 to {} operands, but got {}", kMaxOperands,
+             operands.size());
+  num_operands_ = static_cast<int>(operands.size());
+  const auto& out = operands[0];
+  const int out_rank = static_cast<int>(out.shape.size());
+  TERN_CHECK(out.strides.size() == out.shape.size(), InvalidArgument,
+             "BroadcastIterator: output has {} dims but {} strides", out.shape.size(),
+             out.strides.size());
+
+  // Element strides of every operand over the output's dims (0 where it broadcasts).
+  // Dims of size 1 are dropped right away: they never move a pointer.
+  std::array<std::array<int64_t, kMaxDims>, kMaxOperands> stride{};
+  std::array<int64_t, kMaxDims> shape{};
+  int rank = 0;
+  numel_ = 1;
+  for (int d = 0; d < out_rank; ++d) numel_ *= out.shape[d];
+  for (int k = 0; k < num_operands_; ++k) {
+    const auto& op = operands[k];
+    const int r = static_cast<int>(op.shape.size());
+    TERN_CHECK(op.strides.size() == op.shape.size(), InvalidArgument,
+               "BroadcastIterator: operand {} has {} dims but {} strides", k, op.shape.size(),
+               op.strides.size());
+    bool fits = r <= out_rank;
+    for (int i = 0; fits && i < r; ++i) {
+      fits = op.shape[i] == 1 || op.shape[i] == out.shape[out_rank - r + i];
+    }
+    TERN_CHECK(fits, ShapeError,
+               "BroadcastIterator: operand {} of shape {} does not broadcast to {}", k,
+               shape_str(Shape(op.shape.begin(), op.shape.end())),
+               shape_str(Shape(out.shape.begin(), out.shape.end())));
+    data_[k] = static_cast<char*>(op.data);
+  }
+  for (int d = 0; d < out_rank; ++d) {
+    if (out.shape[d] == 1) continue;
+    TERN_CHECK(rank < kMaxDims, InvalidArgument,
+               "BroadcastIterator: more than {} dims of size > 1 are not supported (shape {})",
+               kMaxDims, shape_str(Shape(out.shape.begin(), out.shape.end())));
+    shape[rank] = out.shape[d];
+    for (int k = 0; k < num_operands_; ++k) {
+      const auto& op = operands[k];
+      const int lead = out_rank - static_cast<int>(op.shape.size());
+      const int dk = d - lead;
+      stride[k][rank] = (dk < 0 || op.shape[dk] == 1) ? 0 : op.strides[dk];
+    }
+    ++rank;
+  }
+
+  // Merge dim d into its inner neighbour when every operand steps over dim d exactly as a
+  // continuation of that neighbour. Walk from the inside out, storing the merged dims at
+  // the end of shape_ / byte_stride_ (still in elements here).
+  rank_ = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    bool merge = rank_ > 0;
+    for (int k = 0; merge && k < num_operands_; ++k) {
+      const int j = kMaxDims - rank_;  // innermost-first scratch position of the last kept dim
+      merge = stride[k][d] == byte_stride_[k][j] * shape_[j];
+    }
+    if (merge) {
+      shape_[kMaxDims - rank_] *= shape[d];
+    } else {
+      ++rank_;
+      shape_[kMaxDims - rank_] = shape[d];
+      for (int k = 0; k < num_operands_; ++k) byte_stride_[k][kMaxDims - rank_] = stride[k][d];
+    }
+  }
+  // The merged dims were stored at the end of the arrays, outermost first; move them to
+  // the front, turning element strides into byte strides.
+  if (rank_ == 0) {
+    rank_ = 1;
+    shape_[0] = numel_ == 0 ? 0 : 1;
+    for (int k = 0; k < num_operands_; ++k) byte_stride_[k][0] = 0;
+  } else {
+    const int first = kMaxDims - rank_;
+    for (int i = 0; i < rank_; ++i) {
+      shape_[i] = shape_[first + i];
+      for (int k = 0; k < num_operands_; ++k) byte_stride_[k][i] = byte_stride_[k][first + i];
+    }
+  }
+  for (int k = 0; k < num_operands_; ++k) {
+    inner_stride_[k] = byte_stride_[k][rank_ - 1];
+    const int64_t es = operands[k].elem_size;
+    for (int i = 0; i < rank_; ++i) byte_stride_[k][i] *= es;
+  }
+}
+
+}  // namespace tern::ops

@@ -1,0 +1,162 @@
+// Broadcasting for elementwise ops, and the one iterator that walks broadcast and strided
+// operands (ONNX "Broadcasting in ONNX"; the idea of ATen's TensorIterator).
+//
+// The iterator knows nothing about arithmetic: it lines up an output and up to three
+// inputs, drops size-1 dims, merges dims that are contiguous for every operand, and
+// hands runs along the innermost dim to a kernel function together with one pointer and
+// one element stride per operand. A kernel sees at most a handful of stride patterns
+// (1 = contiguous, 0 = broadcast scalar, anything else = strided view) and can keep its
+// inner loop simple and vectorizable:
+//
+//   BroadcastIterator it({StridedOperand::of(out), StridedOperand::of(a), StridedOperand::of(b)});
+//   it.parallel_for_each(threads, [&](char* const* p, const int64_t* s, int64_t n) {
+//     kernels::ref::binary<float>(kind, n, (const float*)p[1], s[1], (const float*)p[2], s[2],
+//                                 (float*)p[0]);
+//   });
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "tern/tensor.h"
+
+namespace tern::ops {
+
+/// Multidirectional (numpy) broadcast of `a` and `b`: shapes are aligned at the right,
+/// missing leading dims count as 1, and each pair of dims must be equal or contain a 1
+/// (the result takes the other; 1 with 0 gives 0). Throws ShapeError
+/// "{where}: inputs of shape [2, 3] and [4] are not broadcastable (dim -1 is 3 in one and 4
+/// in the other)". Source: ONNX docs/Broadcasting.md.
+Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& where);
+
+/// broadcast_shape() folded over every shape (Sum, Max, Min); no shapes give a scalar.
+Shape broadcast_shapes(std::span<const Shape> shapes, const std::string& where);
+
+/// True when `from` broadcasts unidirectionally to `to` (ONNX "unidirectional
+/// broadcasting", e.g. PRelu's slope): rank(from) <= rank(to) and each right-aligned dim of
+/// `from` is 1 or equal to the dim of `to`.
+bool broadcasts_to(const Shape& from, const Shape& to);
+
+/// One operand of a BroadcastIterator: a strided view given by a pointer to its element 0,
+/// its shape and its strides in elements (may be 0 or negative), and its element size.
+/// The spans only need to live while the iterator is being constructed.
+struct StridedOperand {
+  void* data = nullptr;
+  std::span<const int64_t> shape;
+  std::span<const int64_t> strides;
+  int elem_size = 0;
+
+  /// The operand for a whole tensor (inputs are only read, hence the const overload).
+  static StridedOperand of(const Tensor& t);
+};
+
+/// Walks an output and up to three inputs that broadcast to it, in the output's
+/// row-major order, as runs along the innermost (merged) dim.
+///
+/// operands[0] is the output: any strides, no broadcasting (no zero strides). Every other
+/// operand must broadcast unidirectionally to the output's shape. Construction does not
+/// allocate; iterating calls fn(char* const* ptrs, const int64_t* strides, int64_t n) once
+/// per run, where ptrs[k] points at operand k's first element of the run and strides[k] is
+/// its step in elements (0 for a broadcast operand). With a contiguous output strides[0]
+/// is 1, except in a run of length 1.
+class BroadcastIterator {
+ public:
+  static constexpr int kMaxOperands = 4;
+  /// Dims left after dropping size-1 dims and merging contiguous ones.
+  static constexpr int kMaxDims = 16;
+  /// Elements per thread below which parallel_for_each stays on one thread.
+  static constexpr int64_t kDefaultGrain = 32 * 1024;
+
+  /// Throws ShapeError when an input does not broadcast to the output, and
+  /// InvalidArgument for more than kMaxOperands operands or kMaxDims merged dims.
+  explicit BroadcastIterator(std::span<const StridedOperand> operands);
+  BroadcastIterator(std::initializer_list<StridedOperand> operands)
+      : BroadcastIterator(std::span<const StridedOperand>(operands.begin(), operands.size())) {}
+
+  /// Elements of the output (0 when a dim is 0: the iterator then calls nothing).
+  int64_t numel() const { return numel_; }
+  int num_operands() const { return num_operands_; }
+  /// Number of dims after merging (>= 1; tests and diagnostics).
+  int rank() const { return rank_; }
+  /// Length of one full run (the merged innermost dim).
+  int64_t inner_size() const { return shape_[rank_ - 1]; }
+  /// Element stride of operand k along the merged innermost dim.
+  int64_t inner_stride(int k) const { return inner_stride_[k]; }
+
+  /// Calls fn on the runs that cover output elements [begin, end) (row-major indices,
+  /// 0 <= begin <= end <= numel()); a run never crosses `begin` or `end`.
+  template <typename Fn>
+  void for_each(int64_t begin, int64_t end, Fn&& fn) const;
+
+  /// for_each(0, numel()) split into contiguous chunks, one per OpenMP thread, using at
+  /// most `num_threads` threads and at least `grain` elements per thread. fn must not throw.
+  template <typename Fn>
+  void parallel_for_each(int num_threads, Fn&& fn, int64_t grain = kDefaultGrain) const;
+
+ private:
+  int num_operands_ = 0;
+  int rank_ = 1;
+  int64_t numel_ = 0;
+  std::array<char*, kMaxOperands> data_{};
+  std::array<int64_t, kMaxDims> shape_{};
+  /// byte_stride_[k][d]: bytes operand k moves when dim d advances by one.
+  std::array<std::array<int64_t, kMaxDims>, kMaxOperands> byte_stride_{};
+  std::array<int64_t, kMaxOperands> inner_stride_{};
+};
+
+// ---- implementation -------------------------------------------------------------------
+
+template <typename Fn>
+void BroadcastIterator::for_each(int64_t begin, int64_t end, Fn&& fn) const {
+  if (begin >= end) return;
+  const int last = rank_ - 1;
+  const int64_t inner = shape_[last];
+  std::array<int64_t, kMaxDims> idx{};
+  std::array<char*, kMaxOperands> base = data_;
+  // Decompose the first run index into outer coordinates.
+  int64_t run = begin / inner;
+  int64_t off = begin % inner;
+  for (int d = last - 1; d >= 0; --d) {
+    idx[d] = run % shape_[d];
+    run /= shape_[d];
+    for (int k = 0; k < num_operands_; ++k) base[k] += idx[d] * byte_stride_[k][d];
+  }
+  std::array<char*, kMaxOperands> ptrs{};
+  while (true) {
+    const int64_t n = std::min(inner - off, end - begin);
+    for (int k = 0; k < num_operands_; ++k) ptrs[k] = base[k] + off * byte_stride_[k][last];
+    fn(static_cast<char* const*>(ptrs.data()), static_cast<const int64_t*>(inner_stride_.data()),
+       n);
+    begin += n;
+    if (begin >= end) break;
+    off = 0;
+    // Advance the outer index by one run (odometer with carry).
+    for (int d = last - 1; d >= 0; --d) {
+      for (int k = 0; k < num_operands_; ++k) base[k] += byte_stride_[k][d];
+      if (++idx[d] < shape_[d]) break;
+      for (int k = 0; k < num_operands_; ++k) base[k] -= byte_stride_[k][d] * shape_[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <typename Fn>
+void BroadcastIterator::parallel_for_each(int num_threads, Fn&& fn, int64_t grain) const {
+  const int64_t total = numel_;
+  if (total == 0) return;
+  const int64_t by_grain = std::max<int64_t>(1, total / std::max<int64_t>(grain, 1));
+  const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
+  if (chunks <= 1) {
+    for_each(0, total, fn);
+    return;
+  }
+#pragma omp parallel for num_threads(chunks) schedule(static)
+  for (int c = 0; c < chunks; ++c) {
+    for_each(total * c / chunks, total * (c + 1) / chunks, fn);
+  }
+}
+
+}  // namespace tern::ops

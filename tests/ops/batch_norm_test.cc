@@ -1,0 +1,89 @@
+// BatchNormalization op (src/ops/batch_norm.cc): inference values, opset variants and the
+// rejected training paths.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/ref_test_util.h"
+#include "ops/op_test_util.h"
+
+namespace tern {
+namespace {
+
+using test::AttrMap;
+using test::op_error;
+using test::run_op;
+
+std::vector<Tensor> onnx_example_inputs() {
+  // The ONNX backend test "batchnorm_example" inputs.
+  return {Tensor::from_vector({-1, 0, 1, 2, 3, 4}, {1, 2, 1, 3}),
+          Tensor::from_vector({1.0f, 1.5f}, {2}), Tensor::from_vector({0, 1}, {2}),
+          Tensor::from_vector({0, 3}, {2}), Tensor::from_vector({1, 1.5f}, {2})};
+}
+
+TEST(BatchNormOp, OnnxExampleEveryOpset) {
+  const std::vector<float> expected = {-0.999995f, 0, 0.999995f, -0.22474074f, 1, 2.2247407f};
+  for (int opset : {7, 9, 14, 15}) {
+    const Tensor y = run_op("BatchNormalization", AttrMap(), onnx_example_inputs(), opset)[0];
+    EXPECT_EQ(y.shape(), (Shape{1, 2, 1, 3}));
+    test::expect_near_all(y.to_float_vector(), expected, 1e-6f, 1e-6f);
+  }
+}
+
+TEST(BatchNormOp, EpsilonAttribute) {
+  // var 0 and epsilon 0.25: (x - mean) / 0.5.
+  const std::vector<Tensor> in = {Tensor::from_vector({1, 2, 3}, {1, 1, 3}),
+                                  Tensor::from_vector({1}, {1}), Tensor::from_vector({0}, {1}),
+                                  Tensor::from_vector({2}, {1}), Tensor::from_vector({0}, {1})};
+  const Tensor y = run_op("BatchNormalization", AttrMap().f("epsilon", 0.25f), in)[0];
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{-2, 0, 2}));
+}
+
+TEST(BatchNormOp, SpatialZeroOpset7IsPerActivation) {
+  // X [2, 2, 2] with statistics of shape [2, 2] (one per channel and position).
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  const Tensor scale = Tensor::from_vector({1, 2, 3, 4}, {2, 2});
+  const Tensor bias = Tensor::from_vector({0, 0, 1, 1}, {2, 2});
+  const Tensor mean = Tensor::from_vector({1, 1, 1, 1}, {2, 2});
+  const Tensor var = Tensor::from_vector({1, 1, 1, 1}, {2, 2});
+  const Tensor y = run_op("BatchNormalization", AttrMap().i("spatial", 0).f("epsilon", 0),
+                          {x, scale, bias, mean, var}, 7)[0];
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{0, 2, 7, 13, 4, 10, 19, 29}));
+  // In opset 9+ the attribute no longer exists: per-channel statistics are required.
+  const std::string msg = op_error<ShapeError>("BatchNormalization", AttrMap().i("spatial", 0),
+                                               {x, scale, bias, mean, var}, 9);
+  EXPECT_NE(msg.find("expected scale of shape [2] (C = 2), but got [2, 2]"), std::string::npos)
+      << msg;
+}
+
+TEST(BatchNormOp, TrainingIsUnsupported) {
+  std::string msg = op_error<UnsupportedOpError>(
+      "BatchNormalization", AttrMap().i("training_mode", 1), onnx_example_inputs(), 14);
+  EXPECT_NE(msg.find("BatchNormalization 'test_node': training_mode = 1 is not supported"),
+            std::string::npos)
+      << msg;
+  // Asking for the running mean / var outputs (training outputs) is rejected too.
+  msg = op_error<UnsupportedOpError>("BatchNormalization", AttrMap(), onnx_example_inputs(), 9, 3);
+  EXPECT_NE(msg.find("output 1 (a training output"), std::string::npos) << msg;
+}
+
+TEST(BatchNormOp, Errors) {
+  std::vector<Tensor> in = onnx_example_inputs();
+  in[4] = Tensor::from_vector({1, 1, 1}, {3});
+  std::string msg = op_error<ShapeError>("BatchNormalization", AttrMap(), in);
+  EXPECT_NE(msg.find("BatchNormalization 'test_node': expected input_var of shape [2] (C = 2), "
+                     "but got [3]"),
+            std::string::npos)
+      << msg;
+  in = onnx_example_inputs();
+  in[0] = Tensor::from_vector({1, 2}, {2});
+  msg = op_error<ShapeError>("BatchNormalization", AttrMap(), in);
+  EXPECT_NE(msg.find("expected input X of rank >= 2"), std::string::npos) << msg;
+  msg = op_error<ModelError>("BatchNormalization", AttrMap().i("training_mode", 3),
+                             onnx_example_inputs(), 15);
+  EXPECT_NE(msg.find("'training_mode' must be 0 or 1"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace tern

@@ -1,0 +1,203 @@
+// Add, Sub, Mul, Div, Pow, PRelu: hand-checked values, broadcasting sweeps against a
+// naive index-by-index reference, exact int64 shape arithmetic, integer division, errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ops/broadcast.h"
+#include "ops/tensor_ops_util.h"
+
+namespace tern::test {
+namespace {
+
+TEST(Binary, HandCheckedFloat) {
+  const Tensor a = f32({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {2, 3});
+  const Tensor b = f32({10.f, 20.f, 30.f}, {3});
+  EXPECT_EQ(run1("Add", {a, b}).to_float_vector(),
+            (std::vector<float>{11.f, 22.f, 33.f, 14.f, 25.f, 36.f}));
+  EXPECT_EQ(run1("Sub", {a, b}).to_float_vector(),
+            (std::vector<float>{-9.f, -18.f, -27.f, -6.f, -15.f, -24.f}));
+  EXPECT_EQ(run1("Mul", {a, b}).to_float_vector(),
+            (std::vector<float>{10.f, 40.f, 90.f, 40.f, 100.f, 180.f}));
+  EXPECT_EQ(run1("Div", {b, a}).to_float_vector(),
+            (std::vector<float>{10.f, 10.f, 10.f, 2.5f, 4.f, 5.f}));
+  // Column broadcast [2, 1] against [2, 3].
+  EXPECT_EQ(run1("Sub", {a, f32({1.f, 2.f}, {2, 1})}).to_float_vector(),
+            (std::vector<float>{0.f, 1.f, 2.f, 2.f, 3.f, 4.f}));
+  // Scalar on the left.
+  EXPECT_EQ(run1("Div", {Tensor::scalar_f32(12.f), a}).to_float_vector(),
+            (std::vector<float>{12.f, 6.f, 4.f, 3.f, 2.4f, 2.f}));
+  const std::vector<float> z =
+      run1("Div", {f32({1.f, -1.f, 0.f}, {3}), f32({0.f}, {1})}).to_float_vector();
+  EXPECT_EQ(z[0], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(z[1], -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(z[2]));
+}
+
+// Broadcasting sweep: every op and dtype against the naive oracle, both operand orders,
+// plus strided views and several threads.
+template <typename T>
+void sweep(const std::string& op, double (*f)(double, double)) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{}, {}},
+      {{1}, {5}},
+      {{3, 1}, {1, 4}},
+      {{2, 1, 5}, {3, 1}},
+      {{2, 3, 4, 5}, {3, 1, 1}},
+      {{4, 5}, {2, 3, 4, 5}},
+      {{1, 3, 1, 5}, {2, 1, 4, 1}},
+      {{0, 3}, {1, 3}},
+      {{2, 0}, {}},
+      {{17, 33}, {33}},
+      {{7}, {7}},
+  };
+  uint32_t seed = 100;
+  for (const auto& [sa, sb] : cases) {
+    for (int order = 0; order < 2; ++order) {
+      const Shape& s0 = order == 0 ? sa : sb;
+      const Shape& s1 = order == 0 ? sb : sa;
+      const Tensor a = random_tensor<T>(s0, seed++, -50, 50);
+      Tensor b = random_tensor<T>(s1, seed++, 1, 9);  // positive: a valid divisor / exponent
+      const Tensor y = run1(op, {a, b}, {}, 13, order == 0 ? 1 : 3);
+      ASSERT_EQ(y.shape(), ops::broadcast_shape(s0, s1, "test"));
+      ASSERT_EQ(y.dtype(), dtype_of<T>());
+      for_each_index(y.shape(), [&](const Shape& idx) {
+        const double want = f(broadcast_read(a, idx), broadcast_read(b, idx));
+        const double got = y.item_as_double(idx);
+        if constexpr (std::is_floating_point_v<T>) {
+          ASSERT_NEAR(got, want, 1e-6 * std::max(1.0, std::fabs(want)))
+              << op << " at " << shape_str(idx);
+        } else {
+          ASSERT_EQ(got, want) << op << " at " << shape_str(idx);
+        }
+      });
+    }
+  }
+}
+
+TEST(Binary, BroadcastSweepFloat) {
+  sweep<float>("Add", [](double x, double y) { return x + y; });
+  sweep<float>("Sub", [](double x, double y) { return x - y; });
+  sweep<float>("Mul", [](double x, double y) { return x * y; });
+  sweep<float>("Div", [](double x, double y) { return x / y; });
+}
+
+TEST(Binary, BroadcastSweepInt) {
+  sweep<int32_t>("Add", [](double x, double y) { return x + y; });
+  sweep<int64_t>("Sub", [](double x, double y) { return x - y; });
+  sweep<int64_t>("Mul", [](double x, double y) { return x * y; });
+  sweep<int32_t>("Div", [](double x, double y) { return std::trunc(x / y); });
+  sweep<int64_t>("Div", [](double x, double y) { return std::trunc(x / y); });
+}
+
+TEST(Binary, StridedOperands) {
+  const Tensor base = random_tensor<float>({6, 10}, 5);
+  const Tensor a = base.transpose(0, 1);                 // [10, 6]
+  const Tensor b = base.slice(1, 2, 3).transpose(0, 1);  // [1, 6], strided
+  const Tensor y = run1("Mul", {a, b});
+  for_each_index(y.shape(), [&](const Shape& idx) {
+    ASSERT_FLOAT_EQ(static_cast<float>(y.item_as_double(idx)),
+                    static_cast<float>(broadcast_read(a, idx) * broadcast_read(b, idx)));
+  });
+}
+
+TEST(Binary, Int64ShapeArithmeticIsExact) {
+  // Values beyond float and double precision stay exact.
+  const int64_t big = (int64_t{1} << 53) + 1;
+  EXPECT_EQ(run1("Add", {i64({big}, {1}), i64({2}, {1})}).to_int64_vector(),
+            (std::vector<int64_t>{big + 2}));
+  EXPECT_EQ(run1("Mul", {i64({big}, {}), i64({3}, {})}).to_int64_vector(),
+            (std::vector<int64_t>{big * 3}));
+  EXPECT_EQ(run1("Sub", {i64({big}, {1}), i64({big - 7}, {1})}).to_int64_vector(),
+            (std::vector<int64_t>{7}));
+  // The PyTorch export pattern: Shape -> Gather -> Div / Mul -> Unsqueeze -> Concat.
+  EXPECT_EQ(run1("Div", {i64({320, 240}, {2}), Tensor::scalar_i64(8)}).to_int64_vector(),
+            (std::vector<int64_t>{40, 30}));
+  // Overflow wraps (two's complement) rather than being undefined.
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(run1("Add", {i64({max}, {1}), i64({1}, {1})}).to_int64_vector(),
+            (std::vector<int64_t>{std::numeric_limits<int64_t>::min()}));
+}
+
+TEST(Binary, IntegerDivisionTruncatesLikeC) {
+  const Tensor a = i32({7, -7, 7, -7, 0, 1}, {6});
+  const Tensor b = i32({2, 2, -2, -2, 5, 3}, {6});
+  EXPECT_EQ(run1("Div", {a, b}).to_int64_vector(), (std::vector<int64_t>{3, -3, -3, 3, 0, 0}));
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(run1("Div", {i64({min, 9}, {2}), i64({-1}, {1})}).to_int64_vector(),
+            (std::vector<int64_t>{min, -9}));
+  expect_error<InvalidArgument>(
+      [] {
+        run1("Div", {i64({4, 5}, {2}), i64({1, 0}, {2})});
+      },
+      {"Div 'test_node'", "division by zero"});
+}
+
+TEST(Binary, Pow) {
+  EXPECT_EQ(run1("Pow", {f32({2.f, 3.f, 4.f}, {3}), Tensor::scalar_f32(2.f)}).to_float_vector(),
+            (std::vector<float>{4.f, 9.f, 16.f}));
+  const std::vector<float> p =
+      run1("Pow", {f32({4.f, 9.f}, {2}), f32({0.5f, -1.f}, {2})}).to_float_vector();
+  EXPECT_EQ(p[0], 2.f);
+  EXPECT_FLOAT_EQ(p[1], 1.f / 9.f);
+  // Mixed types from opset 12: the result has the base's dtype.
+  const Tensor fi = run1("Pow", {f32({2.f, 1.5f}, {2}), i64({10, 2}, {2})}, {}, 12);
+  EXPECT_EQ(fi.dtype(), DType::kFloat32);
+  EXPECT_EQ(fi.to_float_vector(), (std::vector<float>{1024.f, 2.25f}));
+  const Tensor ii =
+      run1("Pow", {i64({3, -2, 2, 1, -1, 5}, {6}), i32({39, 3, -1, -5, -3, 0}, {6})}, {}, 13);
+  EXPECT_EQ(ii.dtype(), DType::kInt64);
+  EXPECT_EQ(ii.to_int64_vector(), (std::vector<int64_t>{4052555153018976267LL, -8, 0, 1, -1, 1}));
+  const Tensor if_ = run1("Pow", {i32({2, 10, 3}, {3}), f32({0.5f, 2.f, -1.f}, {3})}, {}, 15);
+  EXPECT_EQ(if_.dtype(), DType::kInt32);
+  EXPECT_EQ(if_.to_int64_vector(), (std::vector<int64_t>{1, 100, 0}));  // truncated
+  expect_error<InvalidArgument>(
+      [] {
+        run1("Pow", {f32({2.f}, {1}), i64({2}, {1})}, {}, 11);
+      },
+      {"Pow 'test_node'", "input 1", "float32", "int64"});
+}
+
+TEST(Binary, PRelu) {
+  const Tensor x = f32({-2.f, -1.f, 0.f, 1.f, -4.f, 4.f}, {1, 2, 3});
+  // Per-channel slope [2, 1] broadcast along the last dim.
+  const Tensor slope = f32({0.5f, 0.25f}, {2, 1});
+  EXPECT_EQ(run1("PRelu", {x, slope}).to_float_vector(),
+            (std::vector<float>{-1.f, -0.5f, 0.f, 1.f, -1.f, 4.f}));
+  EXPECT_EQ(run1("PRelu", {x, Tensor::scalar_f32(0.1f)}).shape(), (Shape{1, 2, 3}));
+  EXPECT_EQ(run1("PRelu", {i64({-3, 3}, {2}), i64({2}, {1})}, {}, 16).to_int64_vector(),
+            (std::vector<int64_t>{-6, 3}));
+  // The slope broadcasts to X only (unidirectional): [2, 2] does not fit [2].
+  expect_error<ShapeError>(
+      [] {
+        run1("PRelu", {f32({1.f, 2.f}, {2}), f32({1, 1, 1, 1}, {2, 2})});
+      },
+      {"PRelu 'test_node'", "slope", "[2, 2]", "[2]"});
+  expect_error<InvalidArgument>(
+      [] {
+        run1("PRelu", {i64({1}, {1}), i64({1}, {1})}, {}, 15);
+      },
+      {"PRelu 'test_node'", "float32"});
+}
+
+TEST(Binary, Errors) {
+  expect_error<ShapeError>(
+      [] {
+        run1("Add", {f32({1, 2, 3, 4, 5, 6}, {2, 3}), f32({1, 2}, {2})});
+      },
+      {"Add 'test_node'", "[2, 3]", "[2]", "not broadcastable"});
+  expect_error<InvalidArgument>(
+      [] {
+        run1("Mul", {f32({1}, {1}), i64({1}, {1})});
+      },
+      {"Mul 'test_node'", "input 1", "float32", "int64"});
+  expect_error<InvalidArgument>(
+      [] {
+        run1("Add", {make<uint8_t>({1}, {1}), make<uint8_t>({1}, {1})});
+      },
+      {"Add 'test_node'", "uint8"});
+}
+
+}  // namespace
+}  // namespace tern::test

@@ -1,0 +1,233 @@
+// Broadcast shapes and the broadcast iterator, against a naive index-by-index oracle.
+#include "ops/broadcast.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "ops/tensor_ops_util.h"
+
+namespace tern::test {
+namespace {
+
+using ops::broadcast_shape;
+using ops::broadcast_shapes;
+using ops::BroadcastIterator;
+using ops::broadcasts_to;
+using ops::StridedOperand;
+
+TEST(BroadcastShape, NumpyRules) {
+  EXPECT_EQ(broadcast_shape({2, 3, 4, 5}, {}, "t"), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(broadcast_shape({2, 3, 4, 5}, {5}, "t"), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(broadcast_shape({4, 5}, {2, 3, 4, 5}, "t"), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(broadcast_shape({1, 4, 5}, {2, 3, 1, 1}, "t"), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(broadcast_shape({3, 4, 5}, {2, 1, 1, 1}, "t"), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(broadcast_shape({3, 1}, {1, 4}, "t"), (Shape{3, 4}));
+  EXPECT_EQ(broadcast_shape({}, {}, "t"), (Shape{}));
+  // A 0 pairs with 0 or 1 and wins over 1.
+  EXPECT_EQ(broadcast_shape({0, 3}, {1, 3}, "t"), (Shape{0, 3}));
+  EXPECT_EQ(broadcast_shape({2, 0}, {1}, "t"), (Shape{2, 0}));
+  const std::vector<Shape> many = {{2, 1, 5}, {3, 1}, {1}};
+  EXPECT_EQ(broadcast_shapes(many, "t"), (Shape{2, 3, 5}));
+  EXPECT_EQ(broadcast_shapes(std::vector<Shape>{}, "t"), (Shape{}));
+}
+
+TEST(BroadcastShape, MismatchIsShapeErrorNamingBothShapes) {
+  expect_error<ShapeError>(
+      [] {
+        broadcast_shape({2, 3}, {4}, "Add 'n1'");
+      },
+      {"Add 'n1'", "[2, 3]", "[4]", "not broadcastable", "3", "4"});
+  expect_error<ShapeError>([] { broadcast_shape({0}, {2}, "Mul 'm'"); }, {"Mul 'm'"});
+  const std::vector<Shape> many = {{2, 3}, {3}, {2, 1, 4}};
+  expect_error<ShapeError>([&] { broadcast_shapes(many, "Sum 's'"); }, {"Sum 's'", "[2, 1, 4]"});
+}
+
+TEST(BroadcastShape, Unidirectional) {
+  EXPECT_TRUE(broadcasts_to({3, 1, 1}, {2, 3, 4, 5}));
+  EXPECT_TRUE(broadcasts_to({}, {2, 3}));
+  EXPECT_TRUE(broadcasts_to({2, 3}, {2, 3}));
+  EXPECT_FALSE(broadcasts_to({3}, {2, 3, 4}));
+  EXPECT_FALSE(broadcasts_to({2, 3}, {3}));
+  EXPECT_FALSE(broadcasts_to({2, 1}, {1, 1}));
+}
+
+// Runs the iterator over out = f(a, b) with f(x, y) = 1000 * x + y, so every output tells
+// which elements it read, and compares with the naive broadcasting oracle.
+void check_pair(const Tensor& a, const Tensor& b, int threads = 1, int64_t grain = 1) {
+  const Shape out_shape = broadcast_shape(a.shape(), b.shape(), "test");
+  Tensor out = Tensor::empty(DType::kFloat32, out_shape);
+  const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(a), StridedOperand::of(b)};
+  ASSERT_EQ(it.numel(), out.numel());
+  it.parallel_for_each(
+      threads,
+      [](char* const* p, const int64_t* s, int64_t n) {
+        float* o = reinterpret_cast<float*>(p[0]);
+        const float* x = reinterpret_cast<const float*>(p[1]);
+        const float* y = reinterpret_cast<const float*>(p[2]);
+        for (int64_t i = 0; i < n; ++i) o[i * s[0]] = 1000.f * x[i * s[1]] + y[i * s[2]];
+      },
+      grain);
+  for_each_index(out_shape, [&](const Shape& idx) {
+    const double want = 1000.0 * broadcast_read(a, idx) + broadcast_read(b, idx);
+    ASSERT_EQ(out.item_as_double(idx), want) << "a " << shape_str(a.shape()) << " b "
+                                             << shape_str(b.shape()) << " at " << shape_str(idx);
+  });
+}
+
+// Small integers so 1000 * x + y is exact in float.
+Tensor small_ints(const Shape& shape, uint32_t seed) {
+  Tensor t = random_tensor<float>(shape, seed);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = std::round(p[i] * 20.f);
+  return t;
+}
+
+TEST(BroadcastIterator, SweepAgainstNaiveOracle) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{}, {}},
+      {{1}, {1}},
+      {{7}, {}},
+      {{}, {7}},
+      {{3, 1}, {1, 4}},
+      {{3, 1}, {3, 5}},
+      {{2, 1, 5}, {3, 1}},
+      {{2, 1, 5}, {5}},
+      {{2, 3, 4, 5}, {3, 1, 1}},
+      {{2, 3, 4, 5}, {1, 3, 1, 1}},
+      {{2, 3, 4, 5}, {4, 5}},
+      {{2, 3, 4, 5}, {2, 3, 4, 5}},
+      {{1, 3, 1, 5}, {2, 1, 4, 1}},
+      {{5, 1, 1, 1, 3}, {1, 2, 3, 1, 1}},
+      {{0, 3}, {1, 3}},
+      {{2, 0, 4}, {4}},
+      {{17, 33}, {33}},
+      {{17, 33}, {17, 1}},
+      {{1, 1, 1}, {1}},
+  };
+  uint32_t seed = 1;
+  for (const auto& [sa, sb] : cases) {
+    const Tensor a = small_ints(sa, seed++);
+    const Tensor b = small_ints(sb, seed++);
+    check_pair(a, b);
+    check_pair(b, a);
+    check_pair(a, b, /*threads=*/3, /*grain=*/1);
+  }
+}
+
+TEST(BroadcastIterator, StridedAndReversedOperands) {
+  // A transposed view, a stepped slice, and a reversed view (negative strides).
+  const Tensor base = small_ints({4, 6}, 11);
+  const Tensor t = base.transpose(0, 1);    // [6, 4], strides [1, 6]
+  const Tensor s = base.slice(1, 1, 6, 2);  // [4, 3], strides [6, 2]
+  check_pair(t, small_ints({6, 1}, 12));
+  check_pair(s, small_ints({3}, 13));
+  check_pair(t.slice(0, 0, 6, 3), t.slice(0, 1, 6, 3), 2, 1);
+
+  const Shape shape = {4, 6};
+  const Shape rev_strides = {-6, -1};
+  StridedOperand rev;
+  rev.data = const_cast<float*>(base.data<float>()) + 23;  // last element
+  rev.shape = shape;
+  rev.strides = rev_strides;
+  rev.elem_size = 4;
+  Tensor out = Tensor::empty(DType::kFloat32, shape);
+  const BroadcastIterator it{StridedOperand::of(out), rev};
+  it.for_each(0, it.numel(), [](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      reinterpret_cast<float*>(p[0])[i * st[0]] = reinterpret_cast<const float*>(p[1])[i * st[1]];
+    }
+  });
+  // Reversed in both dims, the merged view is one run with stride -1.
+  EXPECT_EQ(it.rank(), 1);
+  EXPECT_EQ(it.inner_stride(1), -1);
+  const std::vector<float> src = base.to_float_vector();
+  const std::vector<float> got = out.to_float_vector();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], src[src.size() - 1 - i]);
+}
+
+TEST(BroadcastIterator, MergesContiguousDims) {
+  Tensor out = Tensor::empty(DType::kFloat32, {2, 3, 4, 5});
+  const Tensor a = Tensor::zeros(DType::kFloat32, {2, 3, 4, 5});
+  const Tensor c = Tensor::zeros(DType::kFloat32, {1, 3, 1, 1});
+  const Tensor w = Tensor::zeros(DType::kFloat32, {5});
+  {
+    const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(a)};
+    EXPECT_EQ(it.rank(), 1);
+    EXPECT_EQ(it.inner_size(), 120);
+    EXPECT_EQ(it.inner_stride(0), 1);
+    EXPECT_EQ(it.inner_stride(1), 1);
+  }
+  {
+    // Per-channel operand: [2, 3, 20] with the channel value broadcast along 20.
+    const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(a),
+                               StridedOperand::of(c)};
+    EXPECT_EQ(it.rank(), 3);
+    EXPECT_EQ(it.inner_size(), 20);
+    EXPECT_EQ(it.inner_stride(2), 0);
+  }
+  {
+    const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(w)};
+    EXPECT_EQ(it.rank(), 2);
+    EXPECT_EQ(it.inner_size(), 5);
+    EXPECT_EQ(it.inner_stride(1), 1);
+  }
+  {
+    // Size-1 dims vanish entirely.
+    Tensor o = Tensor::empty(DType::kFloat32, {1, 1, 1});
+    const BroadcastIterator it{StridedOperand::of(o), StridedOperand::of(Tensor::scalar_f32(2))};
+    EXPECT_EQ(it.rank(), 1);
+    EXPECT_EQ(it.inner_size(), 1);
+    EXPECT_EQ(it.numel(), 1);
+  }
+}
+
+TEST(BroadcastIterator, ForEachCoversExactlyTheRange) {
+  // Count visits per output element for ranges that start and end inside runs.
+  Tensor out = Tensor::zeros(DType::kInt32, {3, 5, 7});
+  const Tensor b = Tensor::zeros(DType::kInt32, {5, 1});
+  const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(b)};
+  ASSERT_EQ(it.inner_size(), 7);
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 105}, {3, 4},     {6, 8}, {5, 100},
+                                                           {49, 50}, {104, 105}, {0, 0}, {20, 20}};
+  for (const auto& [begin, end] : ranges) {
+    int32_t* o = out.data<int32_t>();
+    std::fill(o, o + out.numel(), 0);
+    it.for_each(begin, end, [](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) reinterpret_cast<int32_t*>(p[0])[i * s[0]] += 1;
+    });
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      ASSERT_EQ(o[i], (i >= begin && i < end) ? 1 : 0) << "range " << begin << ".." << end;
+    }
+  }
+}
+
+TEST(BroadcastIterator, NonBroadcastableOperandIsShapeError) {
+  Tensor out = Tensor::empty(DType::kFloat32, {2, 3});
+  const Tensor bad = Tensor::zeros(DType::kFloat32, {2});
+  expect_error<ShapeError>(
+      [&] {
+        BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(bad)};
+      },
+      {"[2]", "[2, 3]"});
+  const Tensor too_big = Tensor::zeros(DType::kFloat32, {1, 2, 3});
+  expect_error<ShapeError>(
+      [&] {
+        BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(too_big)};
+      },
+      {"[1, 2, 3]"});
+}
+
+TEST(BroadcastIterator, ZeroSizeOutputCallsNothing) {
+  Tensor out = Tensor::empty(DType::kFloat32, {4, 0, 3});
+  const Tensor b = Tensor::zeros(DType::kFloat32, {3});
+  const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(b)};
+  EXPECT_EQ(it.numel(), 0);
+  int calls = 0;
+  it.parallel_for_each(4, [&](char* const*, const int64_t*, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+}  // namespace
+}  // namespace tern::test

@@ -1,0 +1,155 @@
+// Cast: every supported pair of dtypes, truncation toward zero, saturation, NaN, bool,
+// float16 rounding, integer wrapping, unsupported targets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "base/float16.h"
+#include "ops/tensor_ops_util.h"
+
+namespace tern::test {
+namespace {
+
+// ONNX TensorProto.DataType codes.
+int onnx_code(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return 1;
+    case DType::kUint8:
+      return 2;
+    case DType::kInt8:
+      return 3;
+    case DType::kInt32:
+      return 6;
+    case DType::kInt64:
+      return 7;
+    case DType::kBool:
+      return 9;
+    case DType::kFloat16:
+      return 10;
+  }
+  return 0;
+}
+
+Tensor cast(const Tensor& x, DType to) {
+  return run1("Cast", {x}, AttrMap().i("to", onnx_code(to)));
+}
+
+constexpr DType kAll[] = {DType::kFloat32, DType::kFloat16, DType::kInt8, DType::kUint8,
+                          DType::kInt32,   DType::kInt64,   DType::kBool};
+
+// Small non-negative integers are exact in every dtype: a cast between any two dtypes
+// keeps them (bool keeps 0 and 1).
+TEST(Cast, EveryPairKeepsSmallValues) {
+  const std::vector<float> values = {0, 1, 2, 7, 100, 0, 1};
+  for (DType from : kAll) {
+    const std::vector<float> src =
+        from == DType::kBool ? std::vector<float>{0, 1, 1, 0, 1, 0, 1} : values;
+    const Tensor x = cast(f32(src, {7}), from);
+    ASSERT_EQ(x.dtype(), from);
+    for (DType to : kAll) {
+      const Tensor y = cast(x, to);
+      ASSERT_EQ(y.dtype(), to);
+      ASSERT_EQ(y.shape(), (Shape{7}));
+      const std::vector<float> got = y.to_float_vector();
+      for (size_t i = 0; i < src.size(); ++i) {
+        const float want = to == DType::kBool ? (src[i] != 0 ? 1.f : 0.f) : src[i];
+        EXPECT_EQ(got[i], want) << dtype_name(from) << " -> " << dtype_name(to) << " [" << i << "]";
+      }
+    }
+  }
+}
+
+TEST(Cast, FloatToIntTruncatesTowardZeroAndSaturates) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = f32({2.9f, -2.9f, 0.5f, -0.5f, 1e10f, -1e10f, nan, inf, -inf}, {9});
+  EXPECT_EQ(
+      cast(x, DType::kInt32).to_int64_vector(),
+      (std::vector<int64_t>{
+          2, -2, 0, 0, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(), 0,
+          std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()}));
+  EXPECT_EQ(cast(x, DType::kInt64).to_int64_vector(),
+            (std::vector<int64_t>{2, -2, 0, 0, 10000000000LL, -10000000000LL, 0,
+                                  std::numeric_limits<int64_t>::max(),
+                                  std::numeric_limits<int64_t>::min()}));
+  EXPECT_EQ(cast(x, DType::kInt8).to_int64_vector(),
+            (std::vector<int64_t>{2, -2, 0, 0, 127, -128, 0, 127, -128}));
+  EXPECT_EQ(cast(x, DType::kUint8).to_int64_vector(),
+            (std::vector<int64_t>{2, 0, 0, 0, 255, 0, 0, 255, 0}));
+  // Values just inside the int8 range.
+  EXPECT_EQ(cast(f32({127.9f, -128.9f, 255.5f}, {3}), DType::kInt8).to_int64_vector(),
+            (std::vector<int64_t>{127, -128, 127}));
+  EXPECT_EQ(cast(f32({255.9f, -0.9f}, {2}), DType::kUint8).to_int64_vector(),
+            (std::vector<int64_t>{255, 0}));
+}
+
+TEST(Cast, IntegersWrapAndConvertExactly) {
+  const int64_t big = (int64_t{1} << 40) + 5;
+  const Tensor x = i64({big, -1, 300, -129}, {4});
+  // int64 -> int32 / int8 / uint8 keep the low bits (two's complement).
+  EXPECT_EQ(cast(x, DType::kInt32).to_int64_vector(), (std::vector<int64_t>{5, -1, 300, -129}));
+  EXPECT_EQ(cast(x, DType::kInt8).to_int64_vector(), (std::vector<int64_t>{5, -1, 44, 127}));
+  EXPECT_EQ(cast(x, DType::kUint8).to_int64_vector(), (std::vector<int64_t>{5, 255, 44, 127}));
+  // int64 -> float32 rounds to nearest; int32 -> int64 is exact.
+  EXPECT_EQ(cast(i64({(int64_t{1} << 24) + 1}, {1}), DType::kFloat32).to_float_vector(),
+            (std::vector<float>{16777216.f}));
+  EXPECT_EQ(cast(i32({-2147483647 - 1}, {1}), DType::kInt64).to_int64_vector(),
+            (std::vector<int64_t>{-2147483648LL}));
+}
+
+TEST(Cast, BoolAndNaN) {
+  const Tensor b = cast(f32({0.f, -0.f, 0.1f, -3.f, NAN}, {5}), DType::kBool);
+  EXPECT_EQ(b.to_int64_vector(), (std::vector<int64_t>{0, 0, 1, 1, 1}));
+  // Stored bytes are exactly 0 or 1.
+  const auto* bytes = static_cast<const uint8_t*>(b.raw_data());
+  for (int i = 0; i < 5; ++i) EXPECT_LE(bytes[i], 1);
+  EXPECT_EQ(cast(i64({0, 5, -5}, {3}), DType::kBool).to_int64_vector(),
+            (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(cast(cast(i64({0, 5}, {2}), DType::kBool), DType::kFloat32).to_float_vector(),
+            (std::vector<float>{0.f, 1.f}));
+}
+
+TEST(Cast, Float16RoundsToNearestEven) {
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1.0).
+  // 1 + 3 * 2^-11 is halfway between 1 + 2^-10 and 1 + 2^-9: ties to even (1 + 2^-9).
+  const float h1 = 1.f + std::ldexp(1.f, -11);
+  const float h3 = 1.f + 3.f * std::ldexp(1.f, -11);
+  const Tensor y = cast(f32({h1, h3, 65504.f, 65520.f, -1e9f, 1e-8f}, {6}), DType::kFloat16);
+  const uint16_t* bits = y.data<uint16_t>();
+  EXPECT_EQ(bits[0], 0x3C00);
+  EXPECT_EQ(bits[1], 0x3C02);
+  EXPECT_EQ(bits[2], 0x7BFF);  // largest half
+  EXPECT_EQ(bits[3], 0x7C00);  // rounds to inf
+  EXPECT_EQ(bits[4], 0xFC00);  // -inf
+  EXPECT_EQ(bits[5], 0x0000);  // below half the smallest subnormal: 0
+  // float16 -> int truncates through float; -> float is exact.
+  EXPECT_EQ(cast(y, DType::kInt32).to_int64_vector()[2], 65504);
+  EXPECT_EQ(cast(cast(f32({-2.75f}, {1}), DType::kFloat16), DType::kInt8).to_int64_vector(),
+            (std::vector<int64_t>{-2}));
+}
+
+TEST(Cast, StridedInputAndThreads) {
+  const Tensor base = random_tensor<float>({300, 400}, 17, -100, 100);
+  const Tensor view = base.transpose(0, 1);
+  const Tensor y = run1("Cast", {view}, AttrMap().i("to", 7), 13, 4);
+  const std::vector<float> src = view.to_float_vector();
+  const std::vector<int64_t> got = y.to_int64_vector();
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(got[i], static_cast<int64_t>(std::trunc(src[i])));
+}
+
+TEST(Cast, UnsupportedAndInvalidTargets) {
+  const Tensor x = f32({1}, {1});
+  expect_error<UnsupportedOpError>([&] { run1("Cast", {x}, AttrMap().i("to", 11)); },
+                                   {"Cast 'test_node'", "11", "float32"});
+  expect_error<UnsupportedOpError>([&] { run1("Cast", {x}, AttrMap().i("to", 8)); },
+                                   {"Cast 'test_node'"});
+  expect_error<ModelError>([&] { run1("Cast", {x}, AttrMap().i("to", 99)); },
+                           {"Cast 'test_node'", "99"});
+  expect_error<ModelError>([&] { run1("Cast", {x}); }, {"Cast 'test_node'", "to"});
+}
+
+}  // namespace
+}  // namespace tern::test

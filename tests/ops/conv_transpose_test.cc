@@ -1,0 +1,156 @@
+// ConvTranspose op (src/ops/conv_transpose.cc): the ONNX backend-test examples
+// (output_shape, output_padding, pads, dilations, auto_pad), a grouped 3-D case against a
+// naive gather, and errors.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/ref_test_util.h"
+#include "ops/op_test_util.h"
+
+namespace tern {
+namespace {
+
+using test::AttrMap;
+using test::iota_tensor;
+using test::run_op;
+
+Tensor ones(const Shape& shape) {
+  return Tensor::from_vector(std::vector<float>(shape_numel(shape), 1.0f), shape);
+}
+
+// Both output channels of the ONNX examples hold the same plane.
+std::vector<float> twice(const std::vector<float>& plane) {
+  std::vector<float> v = plane;
+  v.insert(v.end(), plane.begin(), plane.end());
+  return v;
+}
+
+TEST(ConvTransposeOp, OnnxExampleBasic2dAnd1d) {
+  auto y = run_op("ConvTranspose", AttrMap(), {iota_tensor({1, 1, 3, 3}), ones({1, 2, 3, 3})})[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 5, 5}));
+  EXPECT_EQ(y.to_float_vector(), twice({0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
+                                        27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8}));
+  y = run_op("ConvTranspose", AttrMap(), {iota_tensor({1, 1, 3}), ones({1, 2, 3})})[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 5}));
+  EXPECT_EQ(y.to_float_vector(), twice({0, 1, 3, 3, 2}));
+}
+
+TEST(ConvTransposeOp, OnnxExampleOutputShapeAndOutputPadding) {
+  const std::vector<float> plane = {
+      0, 0, 1, 1, 3,  2, 2,  0, 0, 0, 1, 1, 3,  2, 2,  0, 0, 0, 1, 1, 3, 2, 2, 0,  3, 3,  7,
+      4, 9, 5, 5, 0,  3, 3,  7, 4, 9, 5, 5, 0,  3, 3,  7, 4, 9, 5, 5, 0, 6, 6, 13, 7, 15, 8,
+      8, 0, 6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0, 0, 0, 0, 0, 0, 0,  0, 0};
+  const std::vector<Tensor> in = {iota_tensor({1, 1, 3, 3}), ones({1, 2, 3, 3})};
+  for (const AttrMap& attrs :
+       {AttrMap().ints("strides", {3, 2}).ints("output_shape", {10, 8}),
+        AttrMap().ints("strides", {3, 2}).ints("output_padding", {1, 1}),
+        AttrMap().ints("strides", {3, 2}).ints("output_shape", {1, 2, 10, 8}),
+        AttrMap()
+            .ints("strides", {3, 2})
+            .ints("output_shape", {10, 8})
+            .ints("kernel_shape", {3, 3})
+            .ints("output_padding", {1, 1})}) {
+    const Tensor y = run_op("ConvTranspose", attrs, in)[0];
+    EXPECT_EQ(y.shape(), (Shape{1, 2, 10, 8}));
+    EXPECT_EQ(y.to_float_vector(), twice(plane));
+  }
+}
+
+TEST(ConvTransposeOp, OnnxExamplePadsDilationsAutoPad) {
+  const std::vector<Tensor> in = {iota_tensor({1, 1, 3, 3}), ones({1, 2, 3, 3})};
+  Tensor y =
+      run_op("ConvTranspose", AttrMap().ints("strides", {3, 2}).ints("pads", {1, 2, 1, 2}), in)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 7, 3}));
+  EXPECT_EQ(y.to_float_vector(),
+            twice({1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15}));
+
+  const Tensor x = Tensor::from_vector({3, 8, 1, 9, 5, 7, 3, 2, 6}, {1, 1, 3, 3});
+  const Tensor w = Tensor::from_vector({7, 2, 1, 9}, {1, 1, 2, 2});
+  y = run_op("ConvTranspose", AttrMap().ints("dilations", {2, 2}), {x, w})[0];
+  EXPECT_EQ(y.to_float_vector(),
+            (std::vector<float>{21, 56, 13, 16, 2,  63, 35, 67, 10, 14, 24, 22, 76,
+                                76, 21, 9,  5,  88, 45, 63, 3,  2,  33, 18, 54}));
+
+  y = run_op("ConvTranspose", AttrMap().s("auto_pad", "SAME_UPPER").ints("strides", {2, 2}), in)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 6, 6}));
+  EXPECT_EQ(y.to_float_vector(),
+            twice({0, 0, 1, 1, 3, 2, 0, 0, 1,  1,  3,  2,  3, 3, 8,  5, 12, 7,
+                   3, 3, 7, 4, 9, 5, 9, 9, 20, 11, 24, 13, 6, 6, 13, 7, 15, 8}));
+  // SAME_LOWER puts the odd pad at the beginning: the natural 7x7 output minus its first
+  // row and column.
+  const Tensor natural = run_op("ConvTranspose", AttrMap().ints("strides", {2, 2}), in)[0];
+  y = run_op("ConvTranspose", AttrMap().s("auto_pad", "SAME_LOWER").ints("strides", {2, 2}), in)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 6, 6}));
+  EXPECT_EQ(y.to_float_vector(),
+            natural.slice(2, 1, 7).slice(3, 1, 7).contiguous().to_float_vector());
+}
+
+TEST(ConvTransposeOp, Grouped3dWithBiasAgainstNaive) {
+  // X [1, 4, 2, 3, 2], W [4, 3, 2, 2, 3] with group 2 -> M = 6; strides (2, 1, 2), pads.
+  const Shape xs = {1, 4, 2, 3, 2}, ws = {4, 3, 2, 2, 3};
+  const auto xv = test::random_floats(shape_numel(xs), 1),
+             wv = test::random_floats(shape_numel(ws), 2), bv = test::random_floats(6, 3);
+  const std::vector<int64_t> s = {2, 1, 2}, pb = {1, 0, 0}, pe = {0, 1, 1};
+  const int64_t in[3] = {2, 3, 2}, k[3] = {2, 2, 3};
+  int64_t out[3];
+  for (int i = 0; i < 3; ++i) out[i] = s[i] * (in[i] - 1) + k[i] - pb[i] - pe[i];
+  std::vector<float> expected;
+  for (int64_t oc = 0; oc < 6; ++oc)
+    for (int64_t o0 = 0; o0 < out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+          double acc = bv[oc];
+          const int64_t g = oc / 3;
+          for (int64_t icg = 0; icg < 2; ++icg) {
+            const int64_t ic = g * 2 + icg;
+            for (int64_t i0 = 0; i0 < in[0]; ++i0)
+              for (int64_t i1 = 0; i1 < in[1]; ++i1)
+                for (int64_t i2 = 0; i2 < in[2]; ++i2) {
+                  // Tap that carries input (i0, i1, i2) to output (o0, o1, o2), if any.
+                  const int64_t k0 = o0 + pb[0] - i0 * s[0], k1 = o1 + pb[1] - i1 * s[1],
+                                k2 = o2 + pb[2] - i2 * s[2];
+                  if (k0 < 0 || k0 >= k[0] || k1 < 0 || k1 >= k[1] || k2 < 0 || k2 >= k[2]) {
+                    continue;
+                  }
+                  acc += static_cast<double>(xv[((ic * 2 + i0) * 3 + i1) * 2 + i2]) *
+                         wv[(((ic * 3 + oc % 3) * 2 + k0) * 2 + k1) * 3 + k2];
+                }
+          }
+          expected.push_back(static_cast<float>(acc));
+        }
+  const AttrMap attrs = AttrMap().i("group", 2).ints("strides", s).ints("pads", {1, 0, 0, 0, 1, 1});
+  const std::vector<Tensor> inputs = {Tensor::from_vector(xv, xs), Tensor::from_vector(wv, ws),
+                                      Tensor::from_vector(bv, {6})};
+  const Tensor y = run_op("ConvTranspose", attrs, inputs, 13, 1, 2)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 6, out[0], out[1], out[2]}));
+  test::expect_near_all(y.to_float_vector(), expected, 1e-5f, 1e-5f);
+}
+
+template <typename E>
+std::string error(const AttrMap& attrs, const std::vector<Tensor>& inputs) {
+  return test::op_error<E>("ConvTranspose", attrs, inputs);
+}
+
+TEST(ConvTransposeOp, Errors) {
+  const Tensor x = iota_tensor({1, 2, 3, 3}), w = ones({2, 1, 3, 3});
+  std::string msg = error<ShapeError>(AttrMap(), {iota_tensor({1, 3, 3, 3}), w});
+  EXPECT_NE(msg.find("ConvTranspose 'test_node': expected input with 2 channels, but got 3"),
+            std::string::npos)
+      << msg;
+  msg = error<ShapeError>(AttrMap(), {iota_tensor({2, 3}), w});
+  EXPECT_NE(msg.find("expected input X of rank 3 to 5"), std::string::npos) << msg;
+  msg = error<ShapeError>(AttrMap().ints("output_padding", {1}), {x, w});
+  EXPECT_NE(msg.find("output_padding [1] must have 2 values"), std::string::npos) << msg;
+  msg = error<ModelError>(AttrMap().ints("output_padding", {-1, 0}), {x, w});
+  EXPECT_NE(msg.find("'output_padding' must have values >= 0"), std::string::npos) << msg;
+  msg = error<ShapeError>(AttrMap().ints("pads", {3, 3, 3, 3}), {x, w});
+  EXPECT_NE(msg.find("the output would be empty"), std::string::npos) << msg;
+  msg = error<ShapeError>(AttrMap().i("group", 2), {iota_tensor({1, 3, 3, 3}), ones({3, 1, 3, 3})});
+  EXPECT_NE(msg.find("divisible by group 2"), std::string::npos) << msg;
+  msg = error<ShapeError>(AttrMap(), {x, w, Tensor::from_vector({1, 2}, {2})});
+  EXPECT_NE(msg.find("expected bias B of shape [1]"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace tern

@@ -1,0 +1,154 @@
+// Pooling ops (src/ops/pool.cc): ONNX backend-test examples for MaxPool and AveragePool
+// (ceil_mode, dilations, pads, count_include_pad, auto_pad), global pools and errors.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/ref_test_util.h"
+#include "ops/op_test_util.h"
+
+namespace tern {
+namespace {
+
+using test::AttrMap;
+using test::iota_tensor;
+using test::op_error;
+using test::run_op;
+
+Tensor pool(const std::string& type, const AttrMap& attrs, const Tensor& x, int opset = 13,
+            int threads = 1) {
+  return run_op(type, attrs, {x}, opset, 1, threads)[0];
+}
+
+TEST(PoolOp, OnnxExamplesCeilModeAndDilations) {
+  const Tensor x = iota_tensor({1, 1, 4, 4}, 1);
+  const AttrMap ceil =
+      AttrMap().ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).i("ceil_mode", 1);
+  Tensor y = pool("MaxPool", ceil, x);
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{11, 12, 15, 16}));
+  y = pool("AveragePool", ceil, x);
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{6, 7.5f, 12, 13.5f}));
+  // Without ceil_mode the partial windows are dropped.
+  y = pool("MaxPool", AttrMap().ints("kernel_shape", {3, 3}).ints("strides", {2, 2}), x);
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{11}));
+  y = pool("MaxPool", AttrMap().ints("kernel_shape", {2, 2}).ints("dilations", {2, 2}), x);
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{11, 12, 15, 16}));
+}
+
+TEST(PoolOp, CeilModeDropsAWindowStartingInTheEndPadding) {
+  // in 5, k 2, s 2, pads 1 + 1: ceil((5 + 2 - 2) / 2) + 1 = 4 windows, but the 4th would
+  // start at 5, in the end padding: 3 windows starting at -1, 1, 3.
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 5}, {1, 1, 5});
+  const AttrMap attrs = AttrMap()
+                            .ints("kernel_shape", {2})
+                            .ints("strides", {2})
+                            .ints("pads", {1, 1})
+                            .i("ceil_mode", 1);
+  Tensor y = pool("MaxPool", attrs, x);
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 3}));
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{1, 3, 5}));
+  y = pool("AveragePool", attrs, x);
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{1, 2.5f, 4.5f}));
+}
+
+TEST(PoolOp, OnnxExamplesPadsAndCountIncludePad) {
+  const Tensor x = iota_tensor({1, 1, 5, 5}, 1);
+  const AttrMap pads = AttrMap().ints("kernel_shape", {5, 5}).ints("pads", {2, 2, 2, 2});
+  Tensor y = pool("AveragePool", pads, x);
+  EXPECT_EQ(y.to_float_vector(),
+            (std::vector<float>{7,     7.5f,  8,     8.5f,  9,     9.5f,  10,    10.5f, 11,
+                                11.5f, 12,    12.5f, 13,    13.5f, 14,    14.5f, 15,    15.5f,
+                                16,    16.5f, 17,    17.5f, 18,    18.5f, 19}));
+  AttrMap include = pads;
+  include.i("count_include_pad", 1);
+  y = pool("AveragePool", include, x);
+  test::expect_near_all(
+      y.to_float_vector(),
+      {2.52f, 3.6f, 4.8f,  4.08f, 3.24f, 4.56f,  6.4f,  8.4f,  7.04f, 5.52f, 7.2f,  10,   13,
+       10.8f, 8.4f, 6.96f, 9.6f,  12.4f, 10.24f, 7.92f, 6.12f, 8.4f,  10.8f, 8.88f, 6.84f},
+      1e-5f, 1e-6f);
+  y = pool("AveragePool", AttrMap().ints("kernel_shape", {2, 2}).ints("strides", {2, 2}), x);
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{4, 6, 14, 16}));
+}
+
+TEST(PoolOp, OnnxExamplesSameUpper) {
+  const Tensor x = iota_tensor({1, 1, 5, 5}, 1);
+  const AttrMap same =
+      AttrMap().ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).s("auto_pad", "SAME_UPPER");
+  EXPECT_EQ(pool("MaxPool", same, x).to_float_vector(),
+            (std::vector<float>{7, 9, 10, 17, 19, 20, 22, 24, 25}));
+  EXPECT_EQ(pool("AveragePool", same, x).to_float_vector(),
+            (std::vector<float>{4, 5.5f, 7, 11.5f, 13, 14.5f, 19, 20.5f, 22}));
+}
+
+TEST(PoolOp, AutoPadLowerUpperValid1d) {
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4}, {1, 1, 4});
+  auto max = [&](const std::string& mode) {
+    return pool("MaxPool", AttrMap().ints("kernel_shape", {2}).s("auto_pad", mode), x)
+        .to_float_vector();
+  };
+  EXPECT_EQ(max("SAME_UPPER"), (std::vector<float>{2, 3, 4, 4}));  // pad at the end
+  EXPECT_EQ(max("SAME_LOWER"), (std::vector<float>{1, 2, 3, 4}));  // pad at the beginning
+  EXPECT_EQ(max("VALID"), (std::vector<float>{2, 3, 4}));
+}
+
+TEST(PoolOp, ThreeDAndThreads) {
+  const Tensor x = Tensor::from_vector(test::random_floats(2 * 3 * 5 * 6 * 7, 9), {2, 3, 5, 6, 7});
+  const AttrMap attrs = AttrMap()
+                            .ints("kernel_shape", {2, 3, 2})
+                            .ints("strides", {2, 1, 2})
+                            .ints("pads", {1, 1, 0, 0, 1, 1});
+  const Tensor a = pool("MaxPool", attrs, x, 13, 1), b = pool("MaxPool", attrs, x, 13, 2);
+  EXPECT_EQ(a.shape(), (Shape{2, 3, 3, 6, 4}));
+  EXPECT_EQ(a.to_float_vector(), b.to_float_vector());
+  // Spot check: output (0, 0, 0, 0, 0) covers depth {-1, 0}, rows {-1, 0, 1}, cols {0, 1}.
+  float m = -1e30f;
+  for (int h = 0; h < 2; ++h)
+    for (int w = 0; w < 2; ++w) m = std::max(m, x.to_float_vector()[h * 7 + w]);
+  EXPECT_EQ(a.to_float_vector()[0], m);
+}
+
+TEST(PoolOp, GlobalPools) {
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, -1, -2, -3, -6}, {1, 2, 2, 2});
+  Tensor y = run_op("GlobalAveragePool", AttrMap(), {x})[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 1, 1}));
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{2.5f, -3}));
+  y = run_op("GlobalMaxPool", AttrMap(), {x})[0];
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{4, -1}));
+  y = run_op("GlobalMaxPool", AttrMap(), {x.reshape({2, 2, 2})}, 13, 1, 2)[0];  // 1-D
+  EXPECT_EQ(y.shape(), (Shape{2, 2, 1}));
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{2, 4, -1, -3}));
+}
+
+TEST(PoolOp, Errors) {
+  const Tensor x = iota_tensor({1, 1, 4, 4});
+  std::string msg = op_error<ModelError>("MaxPool", AttrMap(), {x});
+  EXPECT_NE(msg.find("MaxPool 'test_node': required attribute 'kernel_shape' (INTS) is missing"),
+            std::string::npos)
+      << msg;
+  msg = op_error<ShapeError>("AveragePool", AttrMap().ints("kernel_shape", {2}), {x});
+  EXPECT_NE(msg.find("AveragePool 'test_node': expected a 3-D input (N x C x 1 spatial dims"),
+            std::string::npos)
+      << msg;
+  msg = op_error<ModelError>("MaxPool", AttrMap().ints("kernel_shape", {2, 2}).i("ceil_mode", 2),
+                             {x});
+  EXPECT_NE(msg.find("'ceil_mode' must be 0 or 1, but got 2"), std::string::npos) << msg;
+  msg = op_error<ModelError>("AveragePool",
+                             AttrMap().ints("kernel_shape", {2, 2}).i("count_include_pad", 5), {x});
+  EXPECT_NE(msg.find("'count_include_pad' must be 0 or 1"), std::string::npos) << msg;
+  msg = op_error<ShapeError>("MaxPool", AttrMap().ints("kernel_shape", {5, 5}), {x});
+  EXPECT_NE(msg.find("expected a padded input extent of at least 5"), std::string::npos) << msg;
+  msg = op_error<UnsupportedOpError>("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), {x}, 13, 2);
+  EXPECT_NE(msg.find("the optional output Indices is not supported"), std::string::npos) << msg;
+  msg = op_error<ShapeError>("GlobalAveragePool", AttrMap(), {iota_tensor({2, 3})});
+  EXPECT_NE(msg.find("GlobalAveragePool 'test_node': expected input X of rank >= 3"),
+            std::string::npos)
+      << msg;
+  msg = op_error<UnsupportedOpError>("GlobalMaxPool", AttrMap(),
+                                     {Tensor::zeros(DType::kFloat16, {1, 1, 2, 2})});
+  EXPECT_NE(msg.find("supports float32 only, but input X is float16"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace tern

@@ -1,0 +1,79 @@
+// Softmax / LogSoftmax ops (src/ops/softmax.cc): the opset-13 axis semantics against the
+// older coerce-to-2-D semantics, log variant, threads and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/ref_test_util.h"
+#include "ops/op_test_util.h"
+
+namespace tern {
+namespace {
+
+using test::AttrMap;
+using test::op_error;
+using test::run_op;
+
+// softmax over the given values (double), for expectations.
+std::vector<float> softmax_of(const std::vector<float>& v) {
+  double m = -1e300, s = 0;
+  for (float x : v) m = std::max(m, static_cast<double>(x));
+  for (float x : v) s += std::exp(x - m);
+  std::vector<float> r;
+  for (float x : v) r.push_back(static_cast<float>(std::exp(x - m) / s));
+  return r;
+}
+
+TEST(SoftmaxOp, Opset13AlongLastAxisByDefault) {
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 0, 0, 0, 1}, {2, 2, 2});
+  const Tensor y = run_op("Softmax", AttrMap(), {x}, 13)[0];
+  std::vector<float> expected;
+  for (int r = 0; r < 4; ++r) {
+    const auto s = softmax_of({x.to_float_vector()[2 * r], x.to_float_vector()[2 * r + 1]});
+    expected.insert(expected.end(), s.begin(), s.end());
+  }
+  test::expect_near_all(y.to_float_vector(), expected, 1e-7f);
+}
+
+TEST(SoftmaxOp, Opset11CoercesTo2dAtAxis1) {
+  // Default axis 1: each batch row of 4 values is one softmax.
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 0, 0, 0, 1}, {2, 2, 2});
+  const Tensor y = run_op("Softmax", AttrMap(), {x}, 11)[0];
+  std::vector<float> expected = softmax_of({1, 2, 3, 4});
+  const auto second = softmax_of({0, 0, 0, 1});
+  expected.insert(expected.end(), second.begin(), second.end());
+  test::expect_near_all(y.to_float_vector(), expected, 1e-7f);
+  // axis 0 at opset 11: one softmax over all 8 values.
+  const Tensor all = run_op("Softmax", AttrMap().i("axis", 0), {x}, 11)[0];
+  test::expect_near_all(all.to_float_vector(), softmax_of(x.to_float_vector()), 1e-7f);
+}
+
+TEST(SoftmaxOp, Opset13MiddleAxisAndLogSoftmax) {
+  // [1, 3, 2] along axis 1 (-2): the columns (0, 2, 4) and (1, 3, 5) separately.
+  const Tensor x = Tensor::from_vector({0, 5, 1, 5, 2, 6}, {1, 3, 2});
+  const auto c0 = softmax_of({0, 1, 2}), c1 = softmax_of({5, 5, 6});
+  const std::vector<float> expected = {c0[0], c1[0], c0[1], c1[1], c0[2], c1[2]};
+  test::expect_near_all(run_op("Softmax", AttrMap().i("axis", -2), {x})[0].to_float_vector(),
+                        expected, 1e-7f);
+  std::vector<float> logs;
+  for (float v : expected) logs.push_back(std::log(v));
+  const Tensor y = run_op("LogSoftmax", AttrMap().i("axis", 1), {x}, 13, 1, 2)[0];
+  test::expect_near_all(y.to_float_vector(), logs, 1e-6f);
+}
+
+TEST(SoftmaxOp, Errors) {
+  const Tensor x = test::iota_tensor({2, 3});
+  std::string msg = op_error<ShapeError>("Softmax", AttrMap().i("axis", 2), {x}, 13);
+  EXPECT_NE(msg.find("Softmax 'test_node': expected axis in [-2, 1] for an input of shape "
+                     "[2, 3], but got 2"),
+            std::string::npos)
+      << msg;
+  msg = op_error<ShapeError>("LogSoftmax", AttrMap().i("axis", -3), {x}, 11);
+  EXPECT_NE(msg.find("LogSoftmax 'test_node': expected axis in [-2, 2]"), std::string::npos) << msg;
+  msg = op_error<UnsupportedOpError>("Softmax", AttrMap(), {Tensor::scalar_i64(1)});
+  EXPECT_NE(msg.find("supports float32 only, but input is int64"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace tern

@@ -1,0 +1,89 @@
+// Max, Min, Sum over 1..N inputs with multidirectional broadcasting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ops/tensor_ops_util.h"
+
+namespace tern::test {
+namespace {
+
+TEST(Variadic, HandChecked) {
+  const Tensor a = f32({1.f, 5.f, 3.f}, {3});
+  const Tensor b = f32({4.f, 2.f, 6.f}, {3});
+  const Tensor c = f32({0.f, 9.f, 1.f}, {3});
+  EXPECT_EQ(run1("Max", {a, b, c}).to_float_vector(), (std::vector<float>{4.f, 9.f, 6.f}));
+  EXPECT_EQ(run1("Min", {a, b, c}).to_float_vector(), (std::vector<float>{0.f, 2.f, 1.f}));
+  EXPECT_EQ(run1("Sum", {a, b, c}).to_float_vector(), (std::vector<float>{5.f, 16.f, 10.f}));
+  // One input: a copy.
+  const Tensor one = run1("Sum", {a});
+  EXPECT_EQ(one.to_float_vector(), a.to_float_vector());
+  EXPECT_NE(one.raw_data(), a.raw_data());
+}
+
+TEST(Variadic, BroadcastSweepAgainstNaive) {
+  // Shapes that only broadcast all together: [2,1,5], [3,1], [1], scalar.
+  const Tensor a = random_tensor<float>({2, 1, 5}, 1);
+  const Tensor b = random_tensor<float>({3, 1}, 2);
+  const Tensor c = random_tensor<float>({1}, 3);
+  const Tensor d = Tensor::scalar_f32(0.25f);
+  for (const char* op : {"Max", "Min", "Sum"}) {
+    const Tensor y = run1(op, {a, b, c, d}, {}, 13, 2);
+    ASSERT_EQ(y.shape(), (Shape{2, 3, 5}));
+    for_each_index(y.shape(), [&](const Shape& idx) {
+      const double va = broadcast_read(a, idx), vb = broadcast_read(b, idx),
+                   vc = broadcast_read(c, idx), vd = broadcast_read(d, idx);
+      double want;
+      if (std::string(op) == "Max") {
+        want = std::max({va, vb, vc, vd});
+      } else if (std::string(op) == "Min") {
+        want = std::min({va, vb, vc, vd});
+      } else {
+        // Summed left to right in float, like the op.
+        want = static_cast<float>(static_cast<float>(static_cast<float>(va + vb) + vc) + vd);
+      }
+      ASSERT_EQ(y.item_as_double(idx), want) << op << " at " << shape_str(idx);
+    });
+  }
+}
+
+TEST(Variadic, NaNPropagatesInMaxMin) {
+  const Tensor a = f32({NAN, 1.f, 2.f}, {3});
+  const Tensor b = f32({1.f, NAN, 0.f}, {3});
+  for (const char* op : {"Max", "Min"}) {
+    const std::vector<float> y = run1(op, {a, b}).to_float_vector();
+    EXPECT_TRUE(std::isnan(y[0])) << op;
+    EXPECT_TRUE(std::isnan(y[1])) << op;
+  }
+}
+
+TEST(Variadic, IntegerMaxMinFromOpset12) {
+  const Tensor a = i64({1, -5, 7}, {3});
+  const Tensor b = i64({3}, {1});
+  EXPECT_EQ(run1("Max", {a, b}, {}, 12).to_int64_vector(), (std::vector<int64_t>{3, 3, 7}));
+  EXPECT_EQ(run1("Min", {a, b}, {}, 13).to_int64_vector(), (std::vector<int64_t>{1, -5, 3}));
+  EXPECT_EQ(run1("Max", {i32({1, 9}, {2}), i32({4, 4}, {2})}, {}, 13).to_int64_vector(),
+            (std::vector<int64_t>{4, 9}));
+  expect_error<InvalidArgument>(
+      [&] {
+        run1("Max", {a, b}, {}, 11);
+      },
+      {"Max 'test_node'", "float32", "int64"});
+  expect_error<InvalidArgument>([&] { run1("Sum", {a, b}, {}, 13); }, {"Sum 'test_node'"});
+}
+
+TEST(Variadic, Errors) {
+  expect_error<ShapeError>(
+      [] {
+        run1("Sum", {f32({1, 2}, {2}), f32({1, 2, 3}, {3}), f32({1}, {1})});
+      },
+      {"Sum 'test_node'", "[2]", "[3]", "not broadcastable"});
+  expect_error<InvalidArgument>(
+      [] {
+        run1("Max", {f32({1}, {1}), i64({1}, {1})});
+      },
+      {"Max 'test_node'", "input 1", "float32", "int64"});
+}
+
+}  // namespace
+}  // namespace tern::test

@@ -1,0 +1,163 @@
+#include "cli_util.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <set>
+
+#include "base/check.h"
+
+namespace tern::cli {
+
+Shape parse_dims(const std::string& text, const std::string& what) {
+  Shape dims;
+  size_t pos = 0;
+  while (true) {
+    const size_t end = text.find_first_of("x,", pos);
+    const std::string part = text.substr(pos, end == std::string::npos ? end : end - pos);
+    int64_t v = -1;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v < 0) {
+      throw UsageError(fmt::format(
+          "{}: expected dims like 1x3x320x320 (non-negative integers separated by 'x'), but "
+          "got '{}'",
+          what, text));
+    }
+    dims.push_back(v);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return dims;
+}
+
+std::map<std::string, Shape> parse_shape_args(const std::vector<std::string>& args) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string& arg : args) {
+    const size_t eq = arg.rfind('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError(
+          fmt::format("--shape: expected NAME=DIMS such as input=1x3x320x320, but got '{}'", arg));
+    }
+    const std::string name = arg.substr(0, eq);
+    if (shapes.count(name)) {
+      throw UsageError(fmt::format("--shape: input '{}' is given twice", name));
+    }
+    shapes[name] = parse_dims(arg.substr(eq + 1), "--shape " + arg);
+  }
+  return shapes;
+}
+
+std::string declared_dims(const TensorInfo& info) {
+  std::string s = "[";
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    if (info.shape[i] >= 0) {
+      s += std::to_string(info.shape[i]);
+    } else {
+      const bool named = i < info.dim_names.size() && !info.dim_names[i].empty();
+      s += named ? info.dim_names[i] : "?";
+    }
+  }
+  return s + "]";
+}
+
+std::map<std::string, Shape> resolve_input_shapes(const Session& session,
+                                                  const std::map<std::string, Shape>& given,
+                                                  bool required) {
+  std::set<std::string> names;
+  std::string all;
+  for (const TensorInfo& in : session.inputs()) {
+    names.insert(in.name);
+    all += fmt::format("{}'{}'", all.empty() ? "" : ", ", in.name);
+  }
+  for (const auto& [name, shape] : given) {
+    TERN_CHECK(names.count(name), InvalidArgument,
+               "--shape names input '{}', but the model's inputs are {}", name,
+               all.empty() ? "none" : all);
+  }
+  std::map<std::string, Shape> shapes;
+  for (const TensorInfo& in : session.inputs()) {
+    auto it = given.find(in.name);
+    if (it != given.end()) {
+      const Shape& s = it->second;
+      TERN_CHECK(s.size() == in.shape.size(), InvalidArgument,
+                 "--shape {}: expected rank {} as declared ({}), but got {} dims", in.name,
+                 in.shape.size(), declared_dims(in), s.size());
+      for (size_t d = 0; d < s.size(); ++d) {
+        TERN_CHECK(in.shape[d] < 0 || in.shape[d] == s[d], InvalidArgument,
+                   "--shape {}: dim {} is fixed to {} by the model ({}), but got {}", in.name, d,
+                   in.shape[d], declared_dims(in), s[d]);
+      }
+      shapes[in.name] = s;
+      continue;
+    }
+    bool symbolic = false;
+    for (int64_t d : in.shape) symbolic |= d < 0;
+    if (!symbolic) {
+      shapes[in.name] = in.shape;
+      continue;
+    }
+    if (required) {
+      std::string example;
+      for (size_t d = 0; d < in.shape.size(); ++d) {
+        if (d > 0) example += 'x';
+        example += in.shape[d] >= 0 ? std::to_string(in.shape[d]) : std::string("N");
+      }
+      TERN_THROW(InvalidArgument,
+                 "input '{}' has symbolic dims {}: give its shape with --shape {}={} (each N a "
+                 "size)",
+                 in.name, declared_dims(in), in.name, example);
+    }
+  }
+  return shapes;
+}
+
+std::string sanitize_file_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  // "." and ".." are no file names.
+  if (out.empty() || out == "." || out == "..") out = std::string(out.size() + 1, '_');
+  return out;
+}
+
+std::string group_digits(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  if (value < 0) out.insert(out.begin(), '-');
+  return out;
+}
+
+double peak_memory_mb() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      // "VmHWM:     12345 kB"
+      return std::stod(line.substr(6)) / 1024.0;
+    }
+  }
+  return -1;
+}
+
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r') continue;
+    if (text[i] == '\n') {
+      if (i + 1 < text.size()) out += "; ";
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace tern::cli

@@ -1,0 +1,54 @@
+// Helpers shared by the tern subcommands: usage errors, --shape parsing, file names,
+// number formatting, peak memory.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tern/session.h"
+
+namespace tern::cli {
+
+/// A mistake in the command line itself (bad syntax, conflicting options): exit code 2.
+/// Problems with what the files contain are tern::Error (exit code 1).
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Parses dims written "1x3x320x320" (',' also separates). Throws UsageError naming
+/// `what` (e.g. "--shape input=...") for an empty, negative or non-numeric dim.
+Shape parse_dims(const std::string& text, const std::string& what);
+
+/// Parses repeated `--shape NAME=DIMS` values into a map. Throws UsageError for a value
+/// without '=' or with bad dims, or a name given twice.
+std::map<std::string, Shape> parse_shape_args(const std::vector<std::string>& args);
+
+/// Concrete shapes for every input of `session`: the --shape value if given (checked
+/// against the declared rank and fixed dims), else the declared shape when it has no
+/// symbolic dim. Throws InvalidArgument for a --shape name that is no input, a rank or
+/// fixed-dim mismatch, and, when `required`, an input left symbolic (naming it, its
+/// declared dims and the --shape to give). Inputs left symbolic are omitted otherwise.
+std::map<std::string, Shape> resolve_input_shapes(const Session& session,
+                                                  const std::map<std::string, Shape>& given,
+                                                  bool required);
+
+/// "[1, 3, height, width]": the declared shape with symbolic dims by name ("?" unnamed).
+std::string declared_dims(const TensorInfo& info);
+
+/// `name` with every character outside [A-Za-z0-9._-] replaced by '_' ("" -> "_").
+std::string sanitize_file_name(const std::string& name);
+
+/// 1234567 -> "1,234,567".
+std::string group_digits(int64_t value);
+
+/// Peak resident memory of this process (VmHWM of /proc/self/status) in MiB; -1 if
+/// unavailable.
+double peak_memory_mb();
+
+/// Replaces line breaks in `text` by "; " so an error stays on one line.
+std::string one_line(const std::string& text);
+
+}  // namespace tern::cli

@@ -1,0 +1,119 @@
+// `tern bench MODEL [--shape ...] [--threads N] [--runs N] [--warmup N]`: time a model on
+// random inputs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include "base/float16.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "tern/session.h"
+
+namespace tern::cli {
+namespace {
+
+struct BenchOptions {
+  std::string model;
+  std::vector<std::string> shapes;
+  int threads = 0;
+  int runs = 10;
+  int warmup = 2;
+};
+
+constexpr uint32_t kSeed = 20240601;
+
+// A tensor of `shape` with uniform [0, 1) floats (float32/float16); integer and bool
+// inputs are zeros (a safe index or flag for any model).
+Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng) {
+  Tensor t = Tensor::zeros(dtype, shape);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  const int64_t n = t.numel();
+  if (dtype == DType::kFloat32) {
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < n; ++i) p[i] = uniform(rng);
+  } else if (dtype == DType::kFloat16) {
+    uint16_t* p = t.data<uint16_t>();
+    for (int64_t i = 0; i < n; ++i) p[i] = float_to_half(uniform(rng));
+  }
+  return t;
+}
+
+// Nearest-rank percentile of sorted values (p in (0, 100]).
+double percentile(const std::vector<double>& sorted, double p) {
+  const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * double(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+int run_bench(const BenchOptions& opt) {
+  const std::map<std::string, Shape> given = parse_shape_args(opt.shapes);
+  SessionOptions options;
+  options.num_threads = opt.threads;
+  Session session(opt.model, options);
+  const std::map<std::string, Shape> shapes = resolve_input_shapes(session, given, true);
+
+  std::mt19937 rng(kSeed);
+  std::vector<NamedTensor> feeds;
+  fmt::print("model:   {}\n", opt.model);
+  for (const TensorInfo& in : session.inputs()) {
+    const Shape& shape = shapes.at(in.name);
+    feeds.push_back({in.name, random_tensor(in.dtype, shape, rng)});
+    const bool real = in.dtype == DType::kFloat32 || in.dtype == DType::kFloat16;
+    fmt::print("input:   {} {} {} ({})\n", in.name, dtype_name(in.dtype), shape_str(shape),
+               real ? fmt::format("uniform [0, 1), seed {}", kSeed) : "zeros");
+  }
+  fmt::print("threads: {}\n", session.num_threads());
+
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  session.run(feeds);  // plans for these shapes: not part of the timings
+  const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  for (int i = 1; i < opt.warmup; ++i) session.run(feeds);
+  std::vector<double> times;
+  for (int i = 0; i < opt.runs; ++i) {
+    const auto start = Clock::now();
+    session.run(feeds);
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  fmt::print("runs:    {} timed after {} warm-up (first run, with planning: {:.2f} ms)\n", opt.runs,
+             std::max(opt.warmup, 1), first_ms);
+  fmt::print("median:  {:.3f} ms\n", percentile(times, 50));
+  fmt::print("min:     {:.3f} ms\n", times.front());
+  fmt::print("p90:     {:.3f} ms\n", percentile(times, 90));
+  const double peak = peak_memory_mb();
+  if (peak >= 0) {
+    fmt::print("peak memory: {:.1f} MB (VmHWM)\n", peak);
+  } else {
+    fmt::print("peak memory: unavailable (no VmHWM in /proc/self/status)\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_bench(CLI::App& app) {
+  auto opt = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "bench", "Time a model on random inputs: median, min and p90 latency in ms, and peak memory");
+  sub->add_option("MODEL", opt->model, "ONNX model file")->required();
+  sub->add_option("--shape", opt->shapes,
+                  "Shape of an input, NAME=DIMS such as input=1x3x320x320 (repeatable; needed "
+                  "for inputs with symbolic dims)")
+      ->allow_extra_args(false);
+  sub->add_option("-t,--threads", opt->threads, "Threads (0 = one per core)")
+      ->check(CLI::Range(0, 1024));
+  sub->add_option("-n,--runs", opt->runs, "Timed runs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("-w,--warmup", opt->warmup,
+                  "Untimed runs first (at least 1 is always done: it builds the plan)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  return {sub, [opt] { return run_bench(*opt); }};
+}
+
+}  // namespace tern::cli

@@ -1,0 +1,148 @@
+// `tern inspect MODEL [--shape NAME=DIMS ...] [--all]`: what a model is made of.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "tern/session.h"
+
+namespace tern::cli {
+namespace {
+
+struct InspectOptions {
+  std::string model;
+  std::vector<std::string> shapes;
+  bool all = false;
+};
+
+void print_signature(const char* title, const std::vector<TensorInfo>& infos) {
+  fmt::print("{}:\n", title);
+  size_t width = 4;
+  for (const TensorInfo& t : infos) width = std::max(width, t.name.size());
+  for (const TensorInfo& t : infos) {
+    fmt::print("  {:<{}}  {:<8} {}\n", t.name, width, dtype_name(t.dtype), declared_dims(t));
+  }
+  if (infos.empty()) fmt::print("  (none)\n");
+}
+
+std::string shapes_text(const LayerInfo& layer) {
+  if (layer.output_shapes.empty()) return "?";
+  std::string s;
+  for (const Shape& shape : layer.output_shapes)
+    s += fmt::format("{}{}", s.empty() ? "" : " ", shape_str(shape));
+  return s;
+}
+
+void print_layers(const std::vector<LayerInfo>& layers, bool all) {
+  size_t name_width = 4, op_width = 2, shape_width = 12;
+  int hidden = 0;
+  int64_t total_macs = 0;
+  for (const LayerInfo& l : layers) {
+    total_macs += l.macs;
+    if (l.constant && !all) {
+      ++hidden;
+      continue;
+    }
+    name_width = std::max(name_width, l.name.size());
+    op_width = std::max(op_width, l.op_type.size());
+    shape_width = std::max(shape_width, shapes_text(l).size());
+  }
+  name_width = std::min<size_t>(name_width, 56);
+  fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", "#", "name", name_width, "op", op_width,
+             "output shape", shape_width, "MACs");
+  int index = 0;
+  for (const LayerInfo& l : layers) {
+    ++index;
+    if (l.constant && !all) continue;
+    const std::string op = l.constant ? l.op_type + "*" : l.op_type;
+    fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", index, l.name, name_width, op, op_width,
+               shapes_text(l), shape_width, l.macs ? group_digits(l.macs) : "");
+  }
+  if (hidden > 0) {
+    fmt::print(
+        "  ({} nodes with only constant inputs, folded at plan time, not shown; --all "
+        "shows them)\n",
+        hidden);
+  } else if (all) {
+    fmt::print("  (* = only constant inputs: folded at plan time)\n");
+  }
+  fmt::print("total: {:.3f} GMACs ({} multiply-accumulates)\n", double(total_macs) * 1e-9,
+             group_digits(total_macs));
+}
+
+int run_inspect(const InspectOptions& opt) {
+  const std::map<std::string, Shape> given = parse_shape_args(opt.shapes);
+  Session session(opt.model);
+  const std::map<std::string, Shape> shapes = resolve_input_shapes(session, given, false);
+  fmt::print("model:      {}\n", opt.model);
+  fmt::print("format:     ONNX IR version {}, opset {}, producer '{}'\n", session.ir_version(),
+             session.opset(), session.producer());
+  fmt::print("parameters: {}\n", group_digits(session.parameter_count()));
+  print_signature("inputs", session.inputs());
+  print_signature("outputs", session.outputs());
+
+  const std::map<std::string, int> histogram = session.op_histogram();
+  std::vector<std::pair<std::string, int>> ops(histogram.begin(), histogram.end());
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  int nodes = 0;
+  size_t op_width = 2;
+  for (const auto& [op, count] : ops) {
+    nodes += count;
+    op_width = std::max(op_width, op.size());
+  }
+  fmt::print("ops:        {} nodes, {} op types\n", nodes, ops.size());
+  for (const auto& [op, count] : ops) fmt::print("  {:<{}}  {:>5}\n", op, op_width, count);
+
+  if (shapes.size() < session.inputs().size()) {
+    std::string missing;
+    for (const TensorInfo& in : session.inputs()) {
+      if (!shapes.count(in.name))
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", in.name);
+    }
+    fmt::print("layers:     give --shape for {} (symbolic dims) to list layer shapes and MACs\n",
+               missing);
+    return 0;
+  }
+  std::string bound;
+  for (const auto& [name, shape] : shapes) {
+    bound += fmt::format("{}{}={}", bound.empty() ? "" : ", ", name, shape_str(shape));
+  }
+  fmt::print("layers for {}:\n", bound);
+  const std::vector<LayerInfo> layers = session.describe(shapes);
+  print_layers(layers, opt.all);
+  // The graph outputs' shapes for these input shapes.
+  fmt::print("outputs for {}:\n", bound);
+  size_t width = 4;
+  for (const TensorInfo& out : session.outputs()) width = std::max(width, out.name.size());
+  for (const TensorInfo& out : session.outputs()) {
+    std::string shape = "? (known only at run time)";
+    for (const LayerInfo& l : layers) {
+      for (size_t k = 0; k < l.outputs.size() && k < l.output_shapes.size(); ++k) {
+        if (l.outputs[k] == out.name) shape = shape_str(l.output_shapes[k]);
+      }
+    }
+    fmt::print("  {:<{}}  {}\n", out.name, width, shape);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_inspect(CLI::App& app) {
+  auto opt = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "inspect",
+      "Show a model's inputs, outputs, opset, op histogram and parameter count; with shapes "
+      "for its symbolic inputs, every layer's output shapes and MACs");
+  sub->add_option("MODEL", opt->model, "ONNX model file")->required();
+  sub->add_option("--shape", opt->shapes,
+                  "Shape of an input, NAME=DIMS such as input=1x3x320x320 (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_flag("--all", opt->all, "Also list the nodes folded at plan time (constant inputs)");
+  return {sub, [opt] { return run_inspect(*opt); }};
+}
+
+}  // namespace tern::cli
