@@ -1,10 +1,8 @@
 # Runs CMD ARGS in WORKDIR and checks: exit code == EXIT, output matches REGEX, and for a
 # failure (EXIT != 0) stderr is exactly one line (a clear message, never a crash trace).
-if(TRUNCATE)
-  list(GET TRUNCATE 0 src)
-  list(GET TRUNCATE 1 bytes)
-  list(GET TRUNCATE 2 dst)
-  execute_process(COMMAND head -c ${bytes} ${src} OUTPUT_FILE ${dst} COMMAND_ERROR_IS_FATAL ANY)
+if(TRUNCATE_SRC)
+  execute_process(COMMAND head -c ${TRUNCATE_BYTES} ${TRUNCATE_SRC} OUTPUT_FILE ${TRUNCATE_DST}
+                  COMMAND_ERROR_IS_FATAL ANY)
 endif()
 execute_process(COMMAND ${CMD} ${ARGS}
   WORKING_DIRECTORY ${WORKDIR}

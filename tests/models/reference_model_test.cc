@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -83,7 +84,9 @@ TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
     EXPECT_LE(max_diff, tol) << c.model << "/" << c.name << " output '" << ref_info.name
                              << "': max |diff| " << max_diff << " at element " << worst
                              << " (tern " << a[worst] << ", ORT " << b[worst] << ")";
-    RecordProperty(ref_info.name + "_max_abs_diff", std::to_string(max_diff));
+    char diff_text[32];
+    std::snprintf(diff_text, sizeof diff_text, "%.2e", max_diff);
+    RecordProperty(ref_info.name + "_max_abs_diff", diff_text);
   }
 }
 

@@ -62,11 +62,11 @@ void print_layers(const std::vector<LayerInfo>& layers, bool all) {
   }
   if (hidden > 0) {
     fmt::print(
-        "  ({} nodes with only constant inputs, folded at plan time, not shown; --all "
+        "  ({} nodes computed at plan time (from constants and input shapes) not shown; --all "
         "shows them)\n",
         hidden);
   } else if (all) {
-    fmt::print("  (* = only constant inputs: folded at plan time)\n");
+    fmt::print("  (* = computed at plan time from constants and input shapes)\n");
   }
   fmt::print("total: {:.3f} GMACs ({} multiply-accumulates)\n", double(total_macs) * 1e-9,
              group_digits(total_macs));
