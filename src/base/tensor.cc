@@ -201,6 +201,7 @@ size_t Tensor::nbytes() const { return static_cast<size_t>(numel()) * dtype_size
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
+    if (shape_[i] == 0) return true;  // no elements: any strides describe them
     if (shape_[i] == 1) continue;
     if (strides_[i] != expected) return false;
     expected *= shape_[i];

@@ -343,7 +343,8 @@ class Importer {
       // The op's factory checks attribute types and values as the op's spec says.
       const ops::OpSchema* schema = ops::OpRegistry::global().find(n.op_type);
       const ops::Attrs attrs(n.attrs, fmt::format("{} '{}'", n.op_type, n.name));
-      schema->create(attrs, ops::OpContext{n.name, n.op_type, g_.opset});
+      schema->create(attrs, ops::OpContext{n.name, n.op_type, g_.opset,
+                                            static_cast<int>(n.outputs.size())});
     }
   }
 

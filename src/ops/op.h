@@ -23,7 +23,8 @@ namespace tern::ops {
 struct OpContext {
   std::string node_name;
   std::string op_type;
-  int opset = 0;  ///< the model's default-domain opset
+  int opset = 0;        ///< the model's default-domain opset
+  int num_outputs = 0;  ///< outputs the node declares (an equal Split needs it)
 };
 
 /// dtype and shape of one tensor.

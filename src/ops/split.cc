@@ -13,18 +13,6 @@ namespace tern::ops {
 
 namespace {
 
-// The number of outputs the node declares, when the OpContext carries it (0 otherwise):
-// an equal split needs it and nothing else in the op contract says it.
-template <typename Ctx>
-int node_output_count(const Ctx& ctx) {
-  if constexpr (requires { ctx.num_outputs; }) {
-    return static_cast<int>(ctx.num_outputs);
-  } else {
-    (void)ctx;
-    return 0;
-  }
-}
-
 class SplitOp final : public Op {
  public:
   SplitOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
@@ -56,16 +44,13 @@ class SplitOp final : public Op {
       TERN_CHECK(total == dim, ShapeError,
                  "{}: split {} sums to {}, but axis {} of the input of shape {} has size {}",
                  where(), shape_str(sizes), total, axis, shape_str(x.shape), dim);
-      const int n = node_output_count(context());
+      const int n = context().num_outputs;
       TERN_CHECK(n == 0 || static_cast<size_t>(n) == sizes.size(), ModelError,
                  "{}: split {} has {} parts, but the node has {} outputs", where(),
                  shape_str(sizes), sizes.size(), n);
     } else {
-      const int n = node_output_count(context());
-      TERN_CHECK(n > 0, UnsupportedOpError,
-                 "{}: an equal split (no 'split' given) needs the node's output count, which "
-                 "the op context does not provide",
-                 where());
+      const int n = context().num_outputs;
+      TERN_CHECK(n > 0, ModelError, "{}: an equal split needs at least one output", where());
       TERN_CHECK(dim % n == 0, ShapeError,
                  "{}: cannot split axis {} of size {} (input shape {}) into {} equal parts",
                  where(), axis, dim, shape_str(x.shape), n);

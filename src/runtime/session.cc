@@ -70,7 +70,8 @@ void Session::Impl::init() {
     TERN_CHECK(schema != nullptr, UnsupportedOpError,
                "node '{}' uses op '{}' (opset {}), which tern does not support", node.name,
                node.op_type, graph.opset);
-    ops::OpContext ctx{node.name, node.op_type, graph.opset};
+    ops::OpContext ctx{node.name, node.op_type, graph.opset,
+                       static_cast<int>(node.outputs.size())};
     ops::Attrs attrs(node.attrs, node.op_type + " '" + node.name + "'");
     ops[n] = schema->create(attrs, ctx);
   }

@@ -7,14 +7,6 @@
 namespace tern::test {
 namespace {
 
-// Whether this build's OpContext tells ops the node's output count (needed for an
-// equal split without `split`).
-template <typename C>
-constexpr bool kHasOutputCount = requires(C c) {
-  c.num_outputs;
-};
-constexpr bool kContextHasOutputCount = kHasOutputCount<ops::OpContext>;
-
 TEST(Split, AttributeSizesBeforeOpset13) {
   const Tensor x = f32({1, 2, 3, 4, 5, 6}, {6});
   const auto y = run_op("Split", AttrMap().ints("split", {2, 4}), {x}, 11, 2);
@@ -45,19 +37,12 @@ TEST(Split, EveryDtypeAndStridedInput) {
 }
 
 TEST(Split, EqualSplitWithoutSizes) {
-  if constexpr (!kContextHasOutputCount) {
-    // Without the output count the op says why instead of guessing.
-    expect_error<UnsupportedOpError>(
-        [] {
-          run_op("Split", {}, {f32({1, 2, 3, 4}, {4})}, 13, 2);
-        },
-        {"Split 'test_node'", "output count"});
-    GTEST_SKIP() << "OpContext has no num_outputs: equal split cannot be tested";
-  } else {
-    const auto y = run_op("Split", {}, {f32({1, 2, 3, 4}, {4})}, 13, 2);
-    EXPECT_EQ(y[0].to_float_vector(), (std::vector<float>{1, 2}));
-    EXPECT_EQ(y[1].to_float_vector(), (std::vector<float>{3, 4}));
-  }
+  const auto y = run_op("Split", {}, {f32({1, 2, 3, 4, 5, 6}, {6})}, 13, 3);
+  EXPECT_EQ(y[0].to_float_vector(), (std::vector<float>{1, 2}));
+  EXPECT_EQ(y[1].to_float_vector(), (std::vector<float>{3, 4}));
+  EXPECT_EQ(y[2].to_float_vector(), (std::vector<float>{5, 6}));
+  expect_error<ShapeError>([] { run_op("Split", {}, {f32({1, 2, 3, 4}, {4})}, 13, 3); },
+                           {"Split 'test_node'", "3 equal parts"});
 }
 
 TEST(Split, Errors) {

@@ -59,7 +59,7 @@ inline std::vector<Tensor> run_op(const std::string& op_type, const AttrMap& att
                                   int num_outputs = 1, int threads = 1) {
   const ops::OpSchema* schema = ops::OpRegistry::global().find(op_type);
   if (!schema) throw UnsupportedOpError("op " + op_type + " is not registered");
-  ops::OpContext ctx{"test_node", op_type, opset};
+  ops::OpContext ctx{"test_node", op_type, opset, num_outputs};
   ops::Attrs reader(attrs.attrs, op_type + " 'test_node'");
   auto op = schema->create(reader, ctx);
   auto infer_in = ops::infer_inputs_from(inputs);
