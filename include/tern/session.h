@@ -29,13 +29,19 @@ struct SessionOptions {
 };
 
 /// Name, dtype and declared shape of a graph input or output. A symbolic dim is -1 in
-/// `shape` and has its name in `dim_names` (e.g. "height"); fixed dims have "".
+/// `shape` and has its name in `dim_names` (e.g. "height"); fixed dims have "". When the
+/// model declares no shape at all, `has_shape` is false and any shape is accepted.
 struct TensorInfo {
   std::string name;
   DType dtype = DType::kFloat32;
+  bool has_shape = true;
   Shape shape;
   std::vector<std::string> dim_names;
 };
+
+/// The declared shape as text, symbols by name: "[1, 3, height, width]"; "?" for an
+/// anonymous symbolic dim, "(any)" when no shape is declared.
+std::string declared_shape_str(const TensorInfo& info);
 
 /// A tensor with the graph name it binds to.
 struct NamedTensor {
@@ -92,9 +98,12 @@ class Session {
   std::map<std::string, int> op_histogram() const;
   /// Number of weight values (elements of all initializers and Constant nodes).
   int64_t parameter_count() const;
-  /// The model's default-domain opset, IR version and producer ("pytorch 1.13.0").
+  /// The model's default-domain ("ai.onnx") opset version, 7..17.
   int opset() const;
+  /// The model's ONNX IR version (>= 3).
   int64_t ir_version() const;
+  /// producer_name and producer_version as one string ("pytorch 1.13.0"); "" when the
+  /// model leaves them empty.
   std::string producer() const;
 
   struct Impl;

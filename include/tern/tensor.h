@@ -61,7 +61,10 @@ class Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
+  /// First byte of the block (64-byte aligned when tern allocated it).
   void* data() const { return data_; }
+  /// Bytes the block holds: the requested size for allocate(); for a wrapped caller
+  /// buffer, the extent the wrapping view can reach.
   size_t bytes() const { return bytes_; }
 
  private:
@@ -86,8 +89,9 @@ class Tensor {
   static Tensor empty(DType dtype, const Shape& shape);
   /// A new contiguous tensor filled with zeros.
   static Tensor zeros(DType dtype, const Shape& shape);
-  /// A view of a caller's buffer (zero-copy). `strides` in elements; empty = contiguous.
-  /// The caller keeps `data` alive and unchanged while the tensor is used.
+  /// A view of a caller's buffer (zero-copy). `strides` in elements (>= 0); empty =
+  /// contiguous. The caller keeps `data` alive and unchanged while the tensor is used.
+  /// Throws InvalidArgument for a null buffer, a stride count != rank, negative strides.
   static Tensor from_blob(void* data, DType dtype, const Shape& shape,
                           const Shape& strides = {});
   /// A contiguous float32 / int64 tensor holding `values` (tests, small constants).
@@ -97,20 +101,30 @@ class Tensor {
   static Tensor scalar_f32(float v);
   static Tensor scalar_i64(int64_t v);
 
+  /// False for a default-constructed tensor (no storage).
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
+  /// Dims, outermost first.
   const Shape& shape() const { return shape_; }
+  /// Element (not byte) distance between neighbours along each dim.
   const Shape& strides() const { return strides_; }
+  /// Index of element 0 of this view in the storage, in elements.
   int64_t offset() const { return offset_; }
   int rank() const { return static_cast<int>(shape_.size()); }
   /// Size of dim `d`; negative `d` counts from the end. Throws InvalidArgument.
   int64_t dim(int d) const;
+  /// Number of elements (1 for rank 0; 0 when undefined or when a dim is 0).
   int64_t numel() const;
   /// numel() * dtype_size(): bytes of the elements this view covers if contiguous.
   size_t nbytes() const;
+  /// True when the elements are dense in row-major order (strides of size-1 dims are
+  /// ignored; a tensor with no elements is contiguous).
   bool is_contiguous() const;
+  /// The layout tag (kPlain unless set). slice() keeps it; permute() (other than the
+  /// identity) and reshape() reset it to kPlain, since dims no longer mean the same.
   Layout layout() const { return layout_; }
   void set_layout(Layout layout) { layout_ = layout; }
+  /// The shared storage (views of one tensor share it).
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
   /// Pointer to element 0 of the view (storage + offset). Checks the dtype.

@@ -55,7 +55,9 @@ CpuInfo cpu_info() {
   info.best_target = usable != 0 ? hwy::TargetName(usable & -usable) : "none";
   const unsigned hw = std::thread::hardware_concurrency();
   info.num_cores = hw > 0 ? static_cast<int>(hw) : std::max(1, omp_get_num_procs());
-  info.default_threads = omp_get_max_threads();
+  // What a Session with SessionOptions::num_threads = 0 uses (src/runtime/session.cc):
+  // one thread per processor available to this process (its CPU affinity mask).
+  info.default_threads = std::max(1, omp_get_num_procs());
   return info;
 }
 

@@ -21,8 +21,9 @@ struct CpuInfo {
   std::string best_target;
   /// Logical cores the OS reports (at least 1).
   int num_cores = 1;
-  /// Threads an OpenMP parallel region uses by default (omp_get_max_threads(); honours
-  /// OMP_NUM_THREADS). A Session with num_threads = 0 uses one per core.
+  /// Threads a Session uses by default (SessionOptions::num_threads = 0): one per
+  /// processor available to this process (omp_get_num_procs(), which honours the CPU
+  /// affinity mask; OMP_NUM_THREADS does not change it).
   int default_threads = 1;
 };
 

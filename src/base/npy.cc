@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string_view>
 
 #include "base/check.h"
+#include "base/file_io.h"
 
 namespace tern::npy {
 
@@ -24,7 +24,10 @@ constexpr size_t kMagicLen = 6;
 // A header is a short dict; numpy itself refuses headers over 10000 bytes by default.
 // The cap keeps a hostile header length from causing a large allocation.
 constexpr uint64_t kMaxHeaderLen = uint64_t{1} << 20;
-constexpr size_t kAlign = 64;  // numpy pads magic + length + header to a multiple of 64
+constexpr size_t kAlign = 64;
+// read() takes files up to 2 GiB (the size of one ONNX initializer by default). It holds
+// the whole file while it copies the data into the tensor: twice the data at the peak.
+constexpr int64_t kMaxFileBytes = int64_t{1} << 31;  // numpy pads magic + length + header to a multiple of 64
 
 struct Preamble {
   int major = 0;
@@ -280,13 +283,6 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-void read_exact(std::FILE* f, void* dst, size_t n, const std::string& path, const char* what) {
-  if (n == 0) return;
-  const size_t got = std::fread(dst, 1, n, f);
-  TERN_CHECK(got == n, IOError, "'{}': read error in the .npy {} (read {} of {} bytes)", path, what,
-             got, n);
-}
-
 std::string header_text(const Tensor& t) {
   std::string shape = "(";
   for (size_t i = 0; i < t.shape().size(); ++i) {
@@ -339,32 +335,8 @@ Tensor parse(const void* data, size_t size, const std::string& name) {
 }
 
 Tensor read(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  TERN_CHECK(std::filesystem::exists(status), IOError, "'{}': no such .npy file", path);
-  TERN_CHECK(std::filesystem::is_regular_file(status), IOError,
-             "'{}': not a regular file (expected a .npy file)", path);
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  TERN_CHECK(f != nullptr, IOError, "'{}': cannot open .npy file: {}", path, std::strerror(errno));
-  const uint64_t total = std::filesystem::file_size(path, ec);
-  TERN_CHECK(!ec, IOError, "'{}': cannot get the file size: {}", path, ec.message());
-
-  uint8_t prefix[12] = {};
-  const size_t n = std::fread(prefix, 1, sizeof prefix, f.get());
-  const Preamble pre = parse_preamble(prefix, n, path);
-  TERN_CHECK(total - pre.prefix_len >= pre.header_len, IOError,
-             "'{}': truncated .npy header: {} bytes declared, {} present", path, pre.header_len,
-             total - pre.prefix_len);
-  std::string text(static_cast<size_t>(pre.header_len), '\0');
-  TERN_CHECK(std::fseek(f.get(), static_cast<long>(pre.prefix_len), SEEK_SET) == 0, IOError,
-             "'{}': cannot seek: {}", path, std::strerror(errno));
-  read_exact(f.get(), text.data(), text.size(), path, "header");
-  const Header h = HeaderParser(text, path).parse();
-  check_data_size(h, pre.prefix_len + pre.header_len, total, path);
-  Tensor t = Tensor::empty(h.dtype, h.shape);
-  read_exact(f.get(), t.raw_data(), static_cast<size_t>(h.data_bytes), path, "data");
-  normalize_bools(t);
-  return t;
+  const std::string bytes = read_file_bytes(path, ".npy", kMaxFileBytes);
+  return parse(bytes.data(), bytes.size(), path);
 }
 
 std::string serialize(const Tensor& t) {

@@ -159,6 +159,10 @@ Tensor Tensor::from_blob(void* data, DType dtype, const Shape& shape, const Shap
              "from_blob: data is null for a tensor of shape {}", shape_str(shape));
   TERN_CHECK(strides.empty() || strides.size() == shape.size(), InvalidArgument,
              "from_blob: {} strides given for a rank-{} shape", strides.size(), shape.size());
+  for (int64_t s : strides) {
+    TERN_CHECK(s >= 0, InvalidArgument, "from_blob: strides must be >= 0, but got {}",
+               fmt::join(strides, ", "));
+  }
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
@@ -240,13 +244,16 @@ Tensor Tensor::permute(const std::vector<int>& perm) const {
              "permute: expected {} dims, but got {}", rank(), perm.size());
   std::vector<bool> seen(perm.size(), false);
   Tensor t = *this;
+  bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i) {
     const int p = normalize_dim(perm[i], rank(), "permute");
     TERN_CHECK(!seen[p], InvalidArgument, "permute: dim {} repeated in {}", p, perm);
     seen[p] = true;
     t.shape_[i] = shape_[p];
     t.strides_[i] = strides_[p];
+    identity = identity && p == static_cast<int>(i);
   }
+  if (!identity) t.layout_ = Layout{};  // dims moved: the layout tag no longer holds
   return t;
 }
 

@@ -15,17 +15,18 @@
 
 namespace tern::ir {
 
-/// An ONNX attribute, already decoded (tensors become tern Tensors).
+/// An ONNX attribute, already decoded (tensors become tern Tensors). Only the field that
+/// matches `type` is meaningful; kGraph carries nothing (tern rejects control flow).
 struct Attribute {
   enum class Type { kFloat, kInt, kString, kTensor, kFloats, kInts, kStrings, kGraph, kOther };
   Type type = Type::kOther;
-  float f = 0;
-  int64_t i = 0;
-  std::string s;
-  Tensor t;
-  std::vector<float> floats;
-  std::vector<int64_t> ints;
-  std::vector<std::string> strings;
+  float f = 0;                       ///< kFloat
+  int64_t i = 0;                     ///< kInt
+  std::string s;                     ///< kString
+  Tensor t;                          ///< kTensor
+  std::vector<float> floats;         ///< kFloats
+  std::vector<int64_t> ints;         ///< kInts
+  std::vector<std::string> strings;  ///< kStrings
 };
 /// "INT", "FLOATS", ... as the ONNX spec names attribute types.
 const char* attribute_type_name(Attribute::Type type);

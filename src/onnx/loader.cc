@@ -1,15 +1,12 @@
 #include "onnx/loader.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <unordered_map>
 
 #include "base/check.h"
+#include "base/file_io.h"
 #include "onnx/attribute.h"
 #include "onnx/onnx.pb.h"
 #include "onnx/tensor_proto.h"
@@ -22,6 +19,8 @@ namespace {
 constexpr int64_t kMinIrVersion = 3;
 constexpr int kMinOpset = 7;
 constexpr int kMaxOpset = 17;
+// protobuf parses at most 2 GiB (its sizes are int): larger files are refused unread.
+constexpr int64_t kMaxProtobufBytes = INT_MAX;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
@@ -30,28 +29,6 @@ std::string count_range(int lo, int hi) {
   if (lo == hi) return fmt::format("exactly {}", lo);
   if (hi >= (1 << 16)) return fmt::format("at least {}", lo);
   return fmt::format("{} to {}", lo, hi);
-}
-
-// Reads a whole file. IOError when it is missing, not a regular file, unreadable or empty.
-std::string read_file(const std::string& path, const char* what) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  TERN_CHECK(std::filesystem::exists(status), IOError, "'{}': no such {} file", path, what);
-  TERN_CHECK(std::filesystem::is_regular_file(status), IOError,
-             "'{}': not a regular file (expected {} file)", path, what);
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  TERN_CHECK(!ec, IOError, "'{}': cannot get the file size: {}", path, ec.message());
-  TERN_CHECK(size > 0, IOError, "'{}': the {} file is empty (0 bytes)", path, what);
-  // protobuf parses at most 2 GiB; refuse before reading a larger file into memory.
-  TERN_CHECK(size <= static_cast<uintmax_t>(INT_MAX), IOError,
-             "'{}': {} bytes is over protobuf's 2 GiB limit for {} files", path, size, what);
-  std::ifstream in(path, std::ios::binary);
-  TERN_CHECK(in.good(), IOError, "'{}': cannot open {} file: {}", path, what, std::strerror(errno));
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  TERN_CHECK(in.gcount() == static_cast<std::streamsize>(size), IOError,
-             "'{}': read error: got {} of {} bytes", path, in.gcount(), size);
-  return bytes;
 }
 
 // Protobuf takes an int size: refuse what it cannot represent instead of truncating.
@@ -393,7 +370,7 @@ ir::Graph load_model(const void* data, size_t size, const LoadLimits& limits) {
 }
 
 ir::Graph load_model_file(const std::string& path, const LoadLimits& limits) {
-  const std::string bytes = read_file(path, "ONNX model");
+  const std::string bytes = read_file_bytes(path, "ONNX model", kMaxProtobufBytes);
   return with_file_prefix(path, [&] { return load_model(bytes.data(), bytes.size(), limits); });
 }
 
@@ -409,7 +386,7 @@ Tensor load_tensor_proto(const void* data, size_t size, const LoadLimits& limits
 }
 
 Tensor load_tensor_proto_file(const std::string& path, const LoadLimits& limits) {
-  const std::string bytes = read_file(path, "TensorProto (.pb)");
+  const std::string bytes = read_file_bytes(path, "TensorProto (.pb)", kMaxProtobufBytes);
   return with_file_prefix(path,
                           [&] { return load_tensor_proto(bytes.data(), bytes.size(), limits); });
 }

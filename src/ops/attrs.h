@@ -17,8 +17,11 @@ class Attrs {
   Attrs(const std::map<std::string, ir::Attribute>& attrs, std::string where)
       : attrs_(attrs), where_(std::move(where)) {}
 
+  /// True when the node sets attribute `name` (of any type).
   bool has(const std::string& name) const { return attrs_.count(name) != 0; }
 
+  /// get_*: the attribute's value, or `def` when the node does not set it. Throws
+  /// ModelError when it is set with another type than the getter's.
   int64_t get_int(const std::string& name, int64_t def) const;
   float get_float(const std::string& name, float def) const;
   std::string get_string(const std::string& name, const std::string& def) const;
@@ -27,6 +30,8 @@ class Attrs {
   std::vector<std::string> get_strings(const std::string& name,
                                        const std::vector<std::string>& def) const;
 
+  /// require_*: the attribute's value; throws ModelError when it is missing or has
+  /// another type.
   int64_t require_int(const std::string& name) const;
   float require_float(const std::string& name) const;
   std::string require_string(const std::string& name) const;

@@ -2,6 +2,7 @@
 // Kernel: kernels/reference/batch_norm.h.
 #include "kernels/reference/batch_norm.h"
 
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -12,9 +13,9 @@ namespace {
 ///   Y = (X - mean) / sqrt(var + epsilon) * scale + B.
 /// X: [N, C, D1, ...] (rank >= 2); scale, B, mean, var: [C]. With spatial = 0 (opset 7/8
 /// only) the statistics are per activation instead: shape [C, D1, ...].
-/// Training is not supported: training_mode = 1 (opset 14+) is an UnsupportedOpError at
-/// creation, and asking for the optional outputs (running or saved mean / var, training
-/// outputs in every opset) is an UnsupportedOpError when the op runs.
+/// Training is not supported: training_mode = 1 (opset 14+) and a node that declares the
+/// optional outputs (running or saved mean / var, training outputs in every opset) are
+/// UnsupportedOpError at creation.
 class BatchNormOp final : public Op {
  public:
   BatchNormOp(const Attrs& a, const OpContext& ctx)
@@ -31,15 +32,17 @@ class BatchNormOp final : public Op {
                where());
     TERN_CHECK(spatial_ == 0 || spatial_ == 1, ModelError,
                "{}: attribute 'spatial' must be 0 or 1, but got {}", where(), spatial_);
+    TERN_CHECK(ctx.num_outputs <= 1, UnsupportedOpError,
+               "{}: the node declares {} outputs, but output 1 (a training output: running / "
+               "saved mean and variance) and later ones are not supported; only Y can be "
+               "computed (inference)",
+               where(), ctx.num_outputs);
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     static const char* const kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      TERN_CHECK(inputs[i].dtype == DType::kFloat32, UnsupportedOpError,
-                 "{}: supports float32 only, but input {} is {}", where(), kNames[i],
-                 dtype_name(inputs[i].dtype));
-    }
+    check_dtypes(inputs, {DType::kFloat32}, where(),
+                 {kNames[0], kNames[1], kNames[2], kNames[3], kNames[4]});
     const Shape& x = inputs[0].shape;
     TERN_CHECK(x.size() >= 2, ShapeError,
                "{}: expected input X of rank >= 2 (N x C x ...), but got shape {}", where(),
@@ -50,20 +53,11 @@ class BatchNormOp final : public Op {
                  "{}: expected {} of shape {} (C = {}), but got {}", where(), kNames[i],
                  shape_str(stats), x[1], shape_str(inputs[i].shape));
     }
-    // Y, then the training outputs (mean, var, saved mean, saved var) that run() rejects.
-    std::vector<TensorType> out(5, TensorType{DType::kFloat32, Shape{x[1]}});
-    out[0].shape = x;
-    return out;
+    return {TensorType{DType::kFloat32, x}};  // Y only: the constructor rejects the others
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext&) const override {
-    for (size_t i = 1; i < outputs.size(); ++i) {
-      TERN_CHECK(!outputs[i].defined(), UnsupportedOpError,
-                 "{}: output {} (a training output: running / saved mean and variance) is "
-                 "not supported; only Y can be computed (inference)",
-                 where(), i);
-    }
     const Tensor x = inputs[0].contiguous();
     Tensor stats[4];
     for (int i = 0; i < 4; ++i) stats[i] = inputs[i + 1].contiguous();

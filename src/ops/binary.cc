@@ -52,9 +52,7 @@ class BinaryOp final : public Op {
     if (is_pow_ && context().opset >= 12) {
       check_dtype(b.dtype, {DType::kFloat32, DType::kInt32, DType::kInt64}, where(), 1, b_name);
     } else {
-      TERN_CHECK(b.dtype == a.dtype, InvalidArgument,
-                 "{}: input 1 ({}) must have the dtype of input 0 ({}), but got {}", where(),
-                 b_name, dtype_name(a.dtype), dtype_name(b.dtype));
+      check_same_dtype(b.dtype, a.dtype, where(), 1, b_name, 0, a_name);
     }
     if (prelu) {
       TERN_CHECK(broadcasts_to(b.shape, a.shape), ShapeError,

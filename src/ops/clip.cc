@@ -1,13 +1,14 @@
 // Clip: y = min(max(x, min), max).
-// Opset < 11 (ONNX Clip-6): `min` and `max` are float attributes. Opset >= 11 (Clip-11,
-// Clip-12, Clip-13): optional scalar inputs 1 (min) and 2 (max) of the input's dtype.
-// Missing bounds are -inf / +inf (the type's lowest / highest value for integers). When
-// min > max every output is max (Clip-13). Dtypes: float32; int8, uint8, int32, int64
-// from opset 12.
+// Opset < 11 (ONNX Clip-6): `min` and `max` are float attributes, defaulting to the
+// float range (numeric_limits<float>::lowest() / max(), so infinities are clipped to it).
+// Opset >= 11 (Clip-11, Clip-12, Clip-13): optional scalar inputs 1 (min) and 2 (max) of
+// the input's dtype; missing bounds are -inf / +inf for float (nothing is clipped) and the
+// type's lowest / highest value for integers. When min > max every output is max
+// (Clip-13). Dtypes: float32; int8, uint8, int32, int64 from opset 12.
 #include <limits>
 
 #include "kernels/reference/elementwise.h"
-#include "ops/broadcast.h"
+#include "ops/elementwise.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
 
@@ -19,8 +20,8 @@ class ClipOp final : public Op {
  public:
   ClipOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
     if (ctx.opset < 11) {
-      params_.min = attrs.get_float("min", -std::numeric_limits<float>::infinity());
-      params_.max = attrs.get_float("max", std::numeric_limits<float>::infinity());
+      min_attr_ = attrs.get_float("min", std::numeric_limits<float>::lowest());
+      max_attr_ = attrs.get_float("max", std::numeric_limits<float>::max());
     }
   }
 
@@ -41,9 +42,7 @@ class ClipOp final : public Op {
     for (size_t i = 1; i < inputs.size() && i <= 2; ++i) {
       if (!inputs[i].present) continue;
       const char* name = i == 1 ? "min" : "max";
-      TERN_CHECK(inputs[i].dtype == x.dtype, InvalidArgument,
-                 "{}: input {} ({}) must have the input's dtype {}, but got {}", where(), i, name,
-                 dtype_name(x.dtype), dtype_name(inputs[i].dtype));
+      check_same_dtype(inputs[i].dtype, x.dtype, where(), static_cast<int>(i), name, 0, "input");
       TERN_CHECK(shape_numel(inputs[i].shape) == 1, ShapeError,
                  "{}: input {} ({}) must be a scalar, but got shape {}", where(), i, name,
                  shape_str(inputs[i].shape));
@@ -53,28 +52,20 @@ class ClipOp final : public Op {
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
-    Tensor& y = outputs[0];
-    if (!y.defined()) return;
-    check_contiguous_output(y, where());
-    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(inputs[0])};
-    visit_dtype<float, int8_t, uint8_t, int32_t, int64_t>(y.dtype(), where(), [&]<typename T>() {
-      T lo = std::numeric_limits<T>::lowest();
-      T hi = std::numeric_limits<T>::max();
-      if constexpr (std::is_same_v<T, float>) {
-        lo = -std::numeric_limits<float>::infinity();
-        hi = std::numeric_limits<float>::infinity();
-        if (context().opset < 11) {
-          lo = params_.min;
-          hi = params_.max;
-        }
-      }
-      if (has_input(inputs, 1)) lo = bound<T>(inputs[1]);
-      if (has_input(inputs, 2)) hi = bound<T>(inputs[2]);
-      it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-        kernels::ref::clip<T>(n, reinterpret_cast<const T*>(p[1]), s[1], lo, hi,
-                              reinterpret_cast<T*>(p[0]));
-      });
-    });
+    run_unary<float, int8_t, uint8_t, int32_t, int64_t>(
+        inputs[0], outputs[0], where(), ctx.num_threads, [&]<typename T>() {
+          T lo = std::numeric_limits<T>::lowest();
+          T hi = std::numeric_limits<T>::max();
+          if constexpr (std::is_same_v<T, float>) {
+            lo = context().opset < 11 ? min_attr_ : -std::numeric_limits<float>::infinity();
+            hi = context().opset < 11 ? max_attr_ : std::numeric_limits<float>::infinity();
+          }
+          if (has_input(inputs, 1)) lo = bound<T>(inputs[1]);
+          if (has_input(inputs, 2)) hi = bound<T>(inputs[2]);
+          return [lo, hi](int64_t n, const T* x, int64_t sx, T* y) {
+            kernels::ref::clip<T>(n, x, sx, lo, hi, y);
+          };
+        });
   }
 
  private:
@@ -87,10 +78,8 @@ class ClipOp final : public Op {
     return *t.data<T>();
   }
 
-  struct Params {
-    float min = 0.f;  ///< opset < 11 only
-    float max = 0.f;
-  } params_;
+  float min_attr_ = 0.f;  ///< opset < 11 only
+  float max_attr_ = 0.f;
 };
 
 }  // namespace

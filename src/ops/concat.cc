@@ -29,16 +29,14 @@ class ConcatOp final : public Op {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const InferInput& in = inputs[i];
       TERN_CHECK(in.present, ModelError, "{}: input {} is missing", where(), i);
-      TERN_CHECK(in.dtype == first.dtype, InvalidArgument,
-                 "{}: input {} must have the dtype of input 0 ({}), but got {}", where(), i,
-                 dtype_name(first.dtype), dtype_name(in.dtype));
+      check_same_dtype(in.dtype, first.dtype, where(), static_cast<int>(i), "inputs", 0, "inputs");
       bool fits = static_cast<int>(in.shape.size()) == rank;
       for (int d = 0; fits && d < rank; ++d) fits = d == axis || in.shape[d] == first.shape[d];
       TERN_CHECK(fits, ShapeError,
                  "{}: input {} of shape {} does not fit input 0 of shape {} (expected the same "
                  "rank and equal dims except on axis {})",
                  where(), i, shape_str(in.shape), shape_str(first.shape), axis);
-      out[axis] += in.shape[axis];
+      out[axis] = checked_add(out[axis], in.shape[axis], where(), "output dim {}", axis);
     }
     return {TensorType{first.dtype, out}};
   }

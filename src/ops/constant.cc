@@ -88,7 +88,7 @@ class ConstantOfShapeOp final : public Op {
     for (int64_t d : shape) {
       TERN_CHECK(d >= 0, ShapeError, "{}: shape {} has a negative dim", where(), shape_str(shape));
     }
-    shape_numel(shape);  // throws ShapeError on overflow
+    checked_numel(shape, where());
     return {TensorType{value_.dtype(), shape}};
   }
 

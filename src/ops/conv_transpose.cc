@@ -3,6 +3,7 @@
 // auto_pad. Kernel: kernels/reference/conv_transpose.h.
 #include "kernels/reference/conv_transpose.h"
 
+#include "ops/op_args.h"
 #include "ops/registry.h"
 #include "ops/window.h"
 
@@ -19,7 +20,8 @@ namespace {
 ///     SAME_UPPER / SAME_LOWER: Oi = in * stride, pads derived as above;
 ///     VALID: Oi = stride*(in-1) + output_padding + span;
 ///     NOTSET: Oi = stride*(in-1) + output_padding + span - pad_begin - pad_end.
-/// Errors as Conv (ShapeError, ModelError, UnsupportedOpError).
+/// Errors as Conv (ShapeError, also for shape arithmetic that overflows int64;
+/// ModelError; UnsupportedOpError).
 class ConvTransposeOp final : public Op {
  public:
   ConvTransposeOp(const Attrs& a, const OpContext& ctx)
@@ -43,80 +45,39 @@ class ConvTransposeOp final : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].present) continue;
-      TERN_CHECK(inputs[i].dtype == DType::kFloat32, UnsupportedOpError,
-                 "{}: supports float32 only, but input {} is {}", where(), i,
-                 dtype_name(inputs[i].dtype));
-    }
+    check_dtypes(inputs, {DType::kFloat32}, where(), {"X", "W", "B"});
     const Shape& x = inputs[0].shape;
-    const Shape& w = inputs[1].shape;
-    const kernels::ref::ConvTransposeParams p = geometry(x, w);
-    if (inputs.size() > 2 && inputs[2].present) {
-      TERN_CHECK(inputs[2].shape == Shape{p.out_channels}, ShapeError,
-                 "{}: expected bias B of shape [{}] (one per output channel), but got {}", where(),
-                 p.out_channels, shape_str(inputs[2].shape));
-    }
-    Shape y = {x[0], p.out_channels};
-    const int spatial = static_cast<int>(x.size()) - 2;
-    const int64_t out[3] = {p.out.d, p.out.h, p.out.w};
-    for (int i = 3 - spatial; i < 3; ++i) y.push_back(out[i]);
-    return {TensorType{DType::kFloat32, y}};
+    const kernels::ref::ConvTransposeParams p = geometry(x, inputs[1].shape);
+    check_conv_bias(inputs, p.out_channels, where());
+    return {TensorType{DType::kFloat32, window_output_shape(x[0], p.out_channels, p.out,
+                                                            static_cast<int>(x.size()) - 2)}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
     const Tensor x = inputs[0].contiguous();
     const Tensor w = inputs[1].contiguous();
-    const Tensor b = inputs.size() > 2 && inputs[2].defined() ? inputs[2].contiguous() : Tensor();
-    const kernels::ref::ConvTransposeParams p = geometry(x.shape(), w.shape());
-    const int64_t batch = x.dim(0);
-    const int64_t x_image = p.in_channels * p.in.size();
-    const int64_t y_image = p.out_channels * p.out.size();
-    const float* xd = x.data<float>();
-    const float* wd = w.data<float>();
-    const float* bd = b.defined() ? b.data<float>() : nullptr;
-    float* yd = outputs[0].data<float>();
-    const int64_t work = batch * p.out_channels;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t i = 0; i < work; ++i) {
-      const int64_t n = i / p.out_channels;
-      const int64_t oc = i % p.out_channels;
-      kernels::ref::f32_conv_transpose_nchw(p, xd + n * x_image, wd, bd, yd + n * y_image, oc,
-                                            oc + 1);
-    }
+    const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
+    run_conv_images(geometry(x.shape(), w.shape()), x, w, b, outputs[0], ctx.num_threads,
+                    kernels::ref::f32_conv_transpose_nchw);
   }
 
+  // Every input element meets every tap of M/group output channels, saturated.
   int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {
-    // Every input element meets every tap of M/group output channels.
-    const Shape& w = inputs[1].shape;
-    int64_t m = shape_numel(inputs[0].shape);
-    for (size_t i = 1; i < w.size(); ++i) m *= w[i];
-    return m;
+    return conv_macs(saturating_product(inputs[0].shape), inputs[1].shape);
   }
 
  private:
   kernels::ref::ConvTransposeParams geometry(const Shape& x, const Shape& w) const {
+    std::vector<int64_t> kernel = check_conv_operands(window_, x, w, where());
     const int64_t rank = static_cast<int64_t>(x.size());
-    TERN_CHECK(rank >= 3 && rank <= 5, ShapeError,
-               "{}: expected input X of rank 3 to 5 (N x C x 1 to 3 spatial dims), but got "
-               "shape {}",
-               where(), shape_str(x));
     const int spatial = static_cast<int>(rank) - 2;
-    check_window_rank(window_, spatial, where(), rank);
-    TERN_CHECK(static_cast<int64_t>(w.size()) == rank, ShapeError,
-               "{}: expected weight W of rank {} (like X), but got shape {}", where(), rank,
-               shape_str(w));
     TERN_CHECK(x[1] == w[0], ShapeError,
                "{}: expected input with {} channels, but got {} (weight shape {})", where(), w[0],
                x[1], shape_str(w));
     TERN_CHECK(x[1] % group_ == 0, ShapeError,
                "{}: expected a number of input channels divisible by group {}, but got {}", where(),
                group_, x[1]);
-    std::vector<int64_t> kernel(w.begin() + 2, w.end());
-    TERN_CHECK(window_.kernel_shape.empty() || window_.kernel_shape == kernel, ShapeError,
-               "{}: attribute kernel_shape {} does not match weight shape {}", where(),
-               window_.kernel_shape, shape_str(w));
     TERN_CHECK(output_padding_.empty() || static_cast<int>(output_padding_.size()) == spatial,
                ShapeError,
                "{}: attribute output_padding {} must have {} values (one per "
@@ -135,20 +96,26 @@ class ConvTransposeOp final : public Op {
     for (int i = 0; i < spatial; ++i) {
       const int64_t s = strides[i] = window_.stride(i);
       const int64_t d = dilations[i] = window_.dilation(i);
+      // Attributes are capped (kMaxWindowAttr), the input extent is not: check the sums.
       const int64_t span = d * (kernel[i] - 1) + 1;
       const int64_t opad = output_padding_.empty() ? 0 : output_padding_[i];
-      const int64_t natural = s * (in[i] - 1) + opad + span;  // output without pads
+      // Output without pads: stride * (in - 1) + output_padding + span.
+      const int64_t natural =
+          checked_add(checked_add(checked_mul(s, in[i] - 1, where(), "stride * (input extent - 1)"),
+                                  opad, where(), "the output extent of spatial dim {}", i),
+                      span, where(), "the output extent of spatial dim {}", i);
       int64_t target = -1;  // output length that fixes the pads, if any
       if (!output_shape_.empty()) {
         target = output_shape_[output_shape_.size() - spatial + i];
       } else if (window_.auto_pad == AutoPad::kSameUpper ||
                  window_.auto_pad == AutoPad::kSameLower) {
-        target = in[i] * s;
+        target = checked_mul(in[i], s, where(), "the SAME output extent (input * stride)");
       }
       if (target >= 0) {
         // Floor division, as the spec's formulas mean: a negative total (output_shape
         // beyond the natural size) then grows the output at the end.
-        const int64_t total = natural - target;
+        const int64_t total =
+            checked_add(natural, -target, where(), "the total pad of spatial dim {}", i);
         const int64_t half = kernels::ref::floor_div(total, 2);
         out[i] = target;
         pad_begin[i] = window_.auto_pad == AutoPad::kSameUpper ? half : total - half;
@@ -156,6 +123,7 @@ class ConvTransposeOp final : public Op {
         out[i] = natural;
         pad_begin[i] = 0;
       } else {
+        // natural >= 1 and pads in [0, kMaxWindowAttr]: no overflow.
         pad_begin[i] = window_.pad_begin(i);
         out[i] = natural - pad_begin[i] - window_.pad_end(i, spatial);
       }
@@ -166,7 +134,7 @@ class ConvTransposeOp final : public Op {
     }
     kernels::ref::ConvTransposeParams p;
     p.in_channels = x[1];
-    p.out_channels = w[1] * group_;
+    p.out_channels = checked_mul(w[1], group_, where(), "the output channel count W[1] * group");
     p.groups = group_;
     p.in = to_dims3(in);
     p.out = to_dims3(out);

@@ -21,7 +21,9 @@ class ExpandOp final : public Op {
     for (int64_t d : shape) {
       TERN_CHECK(d >= 0, ShapeError, "{}: shape {} has a negative dim", where(), shape_str(shape));
     }
-    return {TensorType{inputs[0].dtype, broadcast_shape(inputs[0].shape, shape, where())}};
+    const Shape out = broadcast_shape(inputs[0].shape, shape, where());
+    checked_numel(out, where());
+    return {TensorType{inputs[0].dtype, out}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,

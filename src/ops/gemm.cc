@@ -2,6 +2,7 @@
 // Kernel: kernels/reference/gemm.h.
 #include "kernels/reference/gemm.h"
 
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -27,13 +28,7 @@ class GemmOp final : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    static const char* const kNames[] = {"A", "B", "C"};
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].present) continue;
-      TERN_CHECK(inputs[i].dtype == DType::kFloat32, UnsupportedOpError,
-                 "{}: supports float32 only, but input {} is {}", where(), kNames[i],
-                 dtype_name(inputs[i].dtype));
-    }
+    check_dtypes(inputs, {DType::kFloat32}, where(), {"A", "B", "C"});
     const kernels::ref::GemmParams p = geometry(inputs[0].shape, inputs[1].shape);
     if (inputs.size() > 2 && inputs[2].present) {
       const Shape& c = inputs[2].shape;
@@ -79,7 +74,7 @@ class GemmOp final : public Op {
 
   int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {
     const kernels::ref::GemmParams p = geometry(inputs[0].shape, inputs[1].shape);
-    return p.m * p.n * p.k;
+    return saturating_mul(saturating_mul(p.m, p.n), p.k);
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/reference/gemm.h"
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -12,17 +13,14 @@ namespace {
 /// MatMul: A: [..., M, K], B: [..., K, N] -> Y: [..., M, N], batch dims broadcast as in
 /// numpy. A 1-D A ([K]) is treated as [1, K] and a 1-D B ([K]) as [K, 1], and the
 /// added dim is removed from Y (so [K] x [K] gives a scalar). ShapeError for rank 0,
-/// mismatched K or batch dims that do not broadcast.
+/// mismatched K, batch dims that do not broadcast or shapes whose element counts
+/// overflow int64; UnsupportedOpError for dtypes other than float32.
 class MatMulOp final : public Op {
  public:
   MatMulOp(const Attrs&, const OpContext& ctx) : Op(ctx) {}
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    for (size_t i = 0; i < 2; ++i) {
-      TERN_CHECK(inputs[i].dtype == DType::kFloat32, UnsupportedOpError,
-                 "{}: supports float32 only, but input {} is {}", where(), i == 0 ? "A" : "B",
-                 dtype_name(inputs[i].dtype));
-    }
+    check_dtypes(inputs, {DType::kFloat32}, where(), {"A", "B"});
     return {TensorType{DType::kFloat32, plan(inputs[0].shape, inputs[1].shape).y}};
   }
 
@@ -56,7 +54,8 @@ class MatMulOp final : public Op {
 
   int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {
     const Plan pl = plan(inputs[0].shape, inputs[1].shape);
-    return shape_numel(pl.batch) * pl.gemm.m * pl.gemm.n * pl.gemm.k;
+    const int64_t per_batch = saturating_mul(saturating_mul(pl.gemm.m, pl.gemm.n), pl.gemm.k);
+    return saturating_mul(saturating_product(pl.batch), per_batch);
   }
 
  private:
@@ -91,7 +90,9 @@ class MatMulOp final : public Op {
     pl.batch.assign(r, 1);
     pl.a_strides.assign(r, 0);
     pl.b_strides.assign(r, 0);
-    int64_t sa = p.m * p.k, sb = p.k * p.n;
+    // Batch strides in elements; checked, since infer() may see shapes no tensor has yet.
+    int64_t sa = checked_mul(p.m, p.k, where(), "the size of A's matrices (M * K)");
+    int64_t sb = checked_mul(p.k, p.n, where(), "the size of B's matrices (K * N)");
     for (size_t i = 0; i < r; ++i) {  // from the innermost batch dim outwards
       const size_t d = r - 1 - i;
       const int64_t da = i < ra ? a[ra - 1 - i] : 1;
@@ -102,12 +103,13 @@ class MatMulOp final : public Op {
       pl.batch[d] = da == 1 ? db : da;
       pl.a_strides[d] = da == 1 ? 0 : sa;
       pl.b_strides[d] = db == 1 ? 0 : sb;
-      sa *= da;
-      sb *= db;
+      sa = checked_mul(sa, da, where(), "the element count of A {}", shape_str(a_in));
+      sb = checked_mul(sb, db, where(), "the element count of B {}", shape_str(b_in));
     }
     pl.y = pl.batch;
     if (a_in.size() > 1) pl.y.push_back(p.m);
     if (b_in.size() > 1) pl.y.push_back(p.n);
+    checked_numel(pl.y, where());
     return pl;
   }
 };

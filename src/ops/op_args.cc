@@ -4,10 +4,12 @@
 
 namespace tern::ops {
 
-int normalize_axis(int64_t axis, int rank, const std::string& where, const char* what) {
-  TERN_CHECK(axis >= -rank && axis < rank, ShapeError,
+int normalize_axis(int64_t axis, int rank, const std::string& where, const char* what,
+                   bool allow_end) {
+  const int hi = allow_end ? rank : rank - 1;
+  TERN_CHECK(axis >= -rank && axis <= hi, ShapeError,
              "{}: {} {} is out of range for a rank-{} input (expected {}..{})", where, what, axis,
-             rank, -rank, rank - 1);
+             rank, -rank, hi);
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
@@ -39,8 +41,36 @@ std::string dtype_list(std::initializer_list<DType> dtypes) {
 void check_dtype(DType got, std::initializer_list<DType> allowed, const std::string& where,
                  int index, const char* name) {
   if (std::find(allowed.begin(), allowed.end(), got) != allowed.end()) return;
-  TERN_THROW(InvalidArgument, "{}: input {} ({}) must be {}, but got {}", where, index, name,
-             dtype_list(allowed), dtype_name(got));
+  TERN_THROW(UnsupportedOpError, "{}: input {} ({}) dtype {} is not supported (supported: {})",
+             where, index, name, dtype_name(got), dtype_list(allowed));
+}
+
+void check_dtypes(std::span<const InferInput> inputs, std::initializer_list<DType> allowed,
+                  const std::string& where, std::initializer_list<const char*> names) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].present) continue;
+    const char* name = i < names.size() ? names.begin()[i] : "input";
+    check_dtype(inputs[i].dtype, allowed, where, static_cast<int>(i), name);
+  }
+}
+
+void check_same_dtype(DType got, DType expected, const std::string& where, int index,
+                      const char* name, int ref_index, const char* ref_name) {
+  TERN_CHECK(got == expected, InvalidArgument,
+             "{}: input {} ({}) must have the dtype of input {} ({}), {}, but got {}", where, index,
+             name, ref_index, ref_name, dtype_name(expected), dtype_name(got));
+}
+
+int64_t checked_numel(const Shape& shape, const std::string& where, const char* what) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    TERN_CHECK(d >= 0, ShapeError, "{}: the {} shape {} has a negative dim", where, what,
+               shape_str(shape));
+    TERN_CHECK(!__builtin_mul_overflow(n, d, &n), ShapeError,
+               "{}: the {} of shape {} has more elements than int64 can count", where, what,
+               shape_str(shape));
+  }
+  return n;
 }
 
 std::vector<int64_t> int_values(const Tensor& t, const std::string& where, int index,

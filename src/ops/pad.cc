@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -17,9 +18,12 @@ using kernels::ref::PadMode;
 ///   opset < 11: pads (required) and value (default 0) are attributes;
 ///   opset >= 11: pads is an int64 input, constant_value an optional scalar input.
 /// mode: constant (default), reflect or edge; reflect and edge need at least one element
-/// left (after cropping) along each dim they pad. ModelError for a bad mode or missing
-/// pads, ShapeError for pads of the wrong length or a negative output size,
-/// UnsupportedOpError for the opset-18 axes input and dtypes other than float32.
+/// left (after cropping) along each dim they pad. A negative pad crops at most the whole
+/// dim. ModelError for a bad mode or missing pads, ShapeError for pads of the wrong
+/// length, a pad that crops more than its dim, a negative output size or an output size
+/// that overflows int64; UnsupportedOpError for the opset-18 axes input and dtypes other
+/// than float32 (int64 for pads); InvalidArgument for a constant_value whose dtype is not
+/// the data's.
 class PadOp final : public Op {
  public:
   PadOp(const Attrs& a, const OpContext& ctx) : Op(ctx) {
@@ -34,9 +38,7 @@ class PadOp final : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    TERN_CHECK(inputs[0].dtype == DType::kFloat32, UnsupportedOpError,
-               "{}: supports float32 only, but input data is {}", where(),
-               dtype_name(inputs[0].dtype));
+    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "data");
     TERN_CHECK(inputs.size() < 4 || !inputs[3].present, UnsupportedOpError,
                "{}: the axes input (Pad-18) is not supported", where());
     const std::vector<int64_t> pads = read_pads(inputs);
@@ -45,7 +47,13 @@ class PadOp final : public Op {
     Shape y(rank);
     for (size_t d = 0; d < rank; ++d) {
       const int64_t pb = pads[d], pe = pads[rank + d];
-      y[d] = x[d] + pb + pe;
+      // Each side crops at most the whole dim, so -pb and -pe cannot overflow below, and
+      // the kernel's sum x + pb + pe (same order) is known to fit.
+      TERN_CHECK(pb >= -x[d] && pe >= -x[d], ShapeError,
+                 "{}: pads {} crop more than the {} elements of dim {} (input {})", where(), pads,
+                 x[d], d, shape_str(x));
+      y[d] = checked_add(checked_add(x[d], pb, where(), "output dim {} (input dim + pads)", d), pe,
+                         where(), "output dim {} (input dim + pads)", d);
       TERN_CHECK(y[d] >= 0, ShapeError,
                  "{}: pads {} crop more than the {} elements of dim {} (input {})", where(), pads,
                  x[d], d, shape_str(x));
@@ -55,6 +63,7 @@ class PadOp final : public Op {
                  "with pads {} leaves none",
                  where(), mode_ == PadMode::kReflect ? "reflect" : "edge", d, shape_str(x), pads);
     }
+    checked_numel(y, where());
     return {TensorType{DType::kFloat32, y}};
   }
 
@@ -68,9 +77,10 @@ class PadOp final : public Op {
     const int rank = x.rank();
     float value = value_attr_;
     if (ctx_.opset >= 11 && inputs.size() > 2 && inputs[2].defined() && inputs[2].numel() > 0) {
-      TERN_CHECK(inputs[2].dtype() == DType::kFloat32 && inputs[2].numel() == 1, InvalidArgument,
-                 "{}: expected constant_value to be one float32 value, but got {} {}", where(),
-                 dtype_name(inputs[2].dtype()), shape_str(inputs[2].shape()));
+      check_same_dtype(inputs[2].dtype(), x.dtype(), where(), 2, "constant_value", 0, "data");
+      TERN_CHECK(inputs[2].numel() == 1, InvalidArgument,
+                 "{}: expected constant_value to be one value, but got shape {}", where(),
+                 shape_str(inputs[2].shape()));
       value = inputs[2].contiguous().data<float>()[0];
     }
     if (rank == 0) {  // a scalar has nothing to pad
@@ -98,8 +108,7 @@ class PadOp final : public Op {
       TERN_CHECK(inputs.size() > 1 && inputs[1].present, ModelError,
                  "{}: the input pads is required from opset 11", where());
       const Tensor& t = require_value(inputs, 1);
-      TERN_CHECK(t.dtype() == DType::kInt64, InvalidArgument,
-                 "{}: expected pads of type int64, but got {}", where(), dtype_name(t.dtype()));
+      check_dtype(t.dtype(), {DType::kInt64}, where(), 1, "pads");
       pads = t.to_int64_vector();
     }
     const size_t rank = inputs[0].shape.size();

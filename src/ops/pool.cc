@@ -2,6 +2,7 @@
 // GlobalMaxPool-1), NCHW (1-D to 3-D), float32. Kernels: kernels/reference/pool.h.
 #include "kernels/reference/pool.h"
 
+#include "ops/op_args.h"
 #include "ops/registry.h"
 #include "ops/window.h"
 
@@ -9,20 +10,20 @@ namespace tern::ops {
 
 namespace {
 
-void check_float32(const Op& op, const InferInput& x) {
-  TERN_CHECK(x.dtype == DType::kFloat32, UnsupportedOpError,
-             "{}: supports float32 only, but input X is {}", op.where(), dtype_name(x.dtype));
-}
-
 /// MaxPool and AveragePool: a window slides over the spatial dims of
 /// X: [N, C, D1, ..., Dn] (n = 1..3), Y: [N, C, O1, ..., On], Oi from resolve_window
 /// (ops/window.h) with ceil_mode. MaxPool takes the max of the taps inside the input;
 /// AveragePool their mean, the divisor counting the pad taps when count_include_pad.
-/// MaxPool's optional Indices output is an UnsupportedOpError when requested.
+/// MaxPool's optional Indices output is an UnsupportedOpError at creation when the node
+/// declares it.
 class PoolOp : public Op {
  public:
   PoolOp(const Attrs& a, const OpContext& ctx, bool is_max)
       : Op(ctx), window_(parse_window_attrs(a, true)), is_max_(is_max) {
+    TERN_CHECK(ctx.num_outputs <= 1, UnsupportedOpError,
+               "{}: the optional output Indices is not supported (only Y), but the node "
+               "declares {} outputs",
+               where(), ctx.num_outputs);
     ceil_mode_ = a.get_int("ceil_mode", 0);
     TERN_CHECK(ceil_mode_ == 0 || ceil_mode_ == 1, ModelError,
                "{}: attribute 'ceil_mode' must be 0 or 1, but got {}", where(), ceil_mode_);
@@ -40,22 +41,15 @@ class PoolOp : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_float32(*this, inputs[0]);
+    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
     const Shape& x = inputs[0].shape;
     const kernels::ref::PoolParams p = geometry(x);
-    Shape y = {x[0], x[1]};
-    const int spatial = static_cast<int>(x.size()) - 2;
-    const int64_t out[3] = {p.out.d, p.out.h, p.out.w};
-    for (int i = 3 - spatial; i < 3; ++i) y.push_back(out[i]);
-    std::vector<TensorType> types = {TensorType{DType::kFloat32, y}};
-    if (is_max_) types.push_back(TensorType{DType::kInt64, y});  // Indices (rejected by run)
-    return types;
+    return {TensorType{DType::kFloat32,
+                       window_output_shape(x[0], x[1], p.out, static_cast<int>(x.size()) - 2)}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
-    TERN_CHECK(outputs.size() < 2 || !outputs[1].defined(), UnsupportedOpError,
-               "{}: the optional output Indices is not supported (only Y)", where());
     const Tensor x = inputs[0].contiguous();
     const kernels::ref::PoolParams p = geometry(x.shape());
     const int64_t planes = x.dim(0) * x.dim(1);
@@ -129,13 +123,14 @@ class GlobalPoolOp : public Op {
   GlobalPoolOp(const OpContext& ctx, bool is_max) : Op(ctx), is_max_(is_max) {}
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_float32(*this, inputs[0]);
+    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
     const Shape& x = inputs[0].shape;
     TERN_CHECK(x.size() >= 3, ShapeError,
                "{}: expected input X of rank >= 3 (N x C x spatial dims), but got shape {}",
                where(), shape_str(x));
-    TERN_CHECK(shape_numel(Shape(x.begin() + 2, x.end())) > 0, ShapeError,
-               "{}: expected non-empty spatial dims, but got shape {}", where(), shape_str(x));
+    TERN_CHECK(checked_numel(Shape(x.begin() + 2, x.end()), where(), "spatial part") > 0,
+               ShapeError, "{}: expected non-empty spatial dims, but got shape {}", where(),
+               shape_str(x));
     Shape y(x.size(), 1);
     y[0] = x[0];
     y[1] = x[1];

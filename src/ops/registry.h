@@ -31,6 +31,7 @@ class OpRegistry {
   /// The process-wide, read-only registry.
   static const OpRegistry& global();
 
+  /// Registers `schema`. Throws InvalidArgument when its op type is already registered.
   void add(OpSchema schema);
   /// The schema for `op_type`, or nullptr.
   const OpSchema* find(const std::string& op_type) const;

@@ -65,23 +65,24 @@ class ReshapeOp final : public ViewOp {
         out[i] = d;
       }
     }
-    const int64_t numel = shape_numel(data.shape);
+    const int64_t numel = checked_numel(data.shape, where(), "input");
     if (infer_at >= 0) {
       TERN_CHECK(!has_zero, ShapeError,
                  "{}: shape {} has both -1 and a 0 with allowzero = 1 (expected at most one of "
                  "them)",
                  where(), shape_str(spec));
-      const int64_t known = shape_numel(out);
+      const int64_t known = checked_numel(out, where(), "requested");
       TERN_CHECK(known != 0 && numel % known == 0, ShapeError,
                  "{}: cannot reshape the input of shape {} ({} elements) to {}: the -1 cannot be "
                  "inferred",
                  where(), shape_str(data.shape), numel, shape_str(spec));
       out[infer_at] = numel / known;
     }
-    TERN_CHECK(shape_numel(out) == numel, ShapeError,
+    const int64_t out_numel = checked_numel(out, where());
+    TERN_CHECK(out_numel == numel, ShapeError,
                "{}: cannot reshape the input of shape {} ({} elements) to {} ({} elements); "
                "expected equal element counts",
-               where(), shape_str(data.shape), numel, shape_str(out), shape_numel(out));
+               where(), shape_str(data.shape), numel, shape_str(out), out_numel);
     return {TensorType{data.dtype, out}};
   }
 
@@ -97,14 +98,12 @@ class FlattenOp final : public ViewOp {
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     const InferInput& x = inputs[0];
-    const int rank = static_cast<int>(x.shape.size());
-    TERN_CHECK(axis_ >= -rank && axis_ <= rank, ShapeError,
-               "{}: axis {} is out of range for a rank-{} input (expected {}..{})", where(), axis_,
-               rank, -rank, rank);
-    const int axis = static_cast<int>(axis_ < 0 ? axis_ + rank : axis_);
+    const int axis = normalize_axis(axis_, static_cast<int>(x.shape.size()), where(), "axis", true);
     const Shape outer(x.shape.begin(), x.shape.begin() + axis);
     const Shape inner(x.shape.begin() + axis, x.shape.end());
-    return {TensorType{x.dtype, {shape_numel(outer), shape_numel(inner)}}};
+    return {TensorType{x.dtype,
+                       {checked_numel(outer, where(), "outer part"),
+                        checked_numel(inner, where(), "inner part")}}};
   }
 
  private:

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -28,7 +29,8 @@ using kernels::ref::ResizeNearestMode;
 /// tf_crop_and_resize and the opset-18 attributes (antialias, axes,
 /// keep_aspect_ratio_policy) are UnsupportedOpError. Bad attribute values are
 /// ModelError; scales or sizes of the wrong length ShapeError; non-positive ones
-/// InvalidArgument.
+/// InvalidArgument; a scale that is not finite (inf, NaN) or gives an output dim beyond
+/// int64 (1e30), and output shapes whose element count overflows int64, ShapeError.
 class ResizeOp : public Op {
  public:
   ResizeOp(const Attrs& a, const OpContext& ctx, bool upsample) : Op(ctx), upsample_(upsample) {
@@ -74,9 +76,7 @@ class ResizeOp : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    TERN_CHECK(inputs[0].dtype == DType::kFloat32, UnsupportedOpError,
-               "{}: supports float32 only, but input X is {}", where(),
-               dtype_name(inputs[0].dtype));
+    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
     return {TensorType{DType::kFloat32, plan(inputs).out}};
   }
 
@@ -169,14 +169,12 @@ class ResizeOp : public Op {
                  where(), has_scales ? "both" : "neither");
       if (has_scales) {
         const Tensor& t = require_value(inputs, static_cast<int>(scales_index));
-        TERN_CHECK(t.dtype() == DType::kFloat32, InvalidArgument,
-                   "{}: expected scales of type float32, but got {}", where(),
-                   dtype_name(t.dtype()));
+        check_dtype(t.dtype(), {DType::kFloat32}, where(), static_cast<int>(scales_index),
+                    "scales");
         pl.scales = t.to_float_vector();
       } else {
         const Tensor& t = require_value(inputs, static_cast<int>(sizes_index));
-        TERN_CHECK(t.dtype() == DType::kInt64, InvalidArgument,
-                   "{}: expected sizes of type int64, but got {}", where(), dtype_name(t.dtype()));
+        check_dtype(t.dtype(), {DType::kInt64}, where(), static_cast<int>(sizes_index), "sizes");
         sizes = t.to_int64_vector();
       }
     }
@@ -188,11 +186,18 @@ class ResizeOp : public Op {
     pl.out.resize(rank);
     if (sizes.empty()) {
       for (int64_t d = 0; d < rank; ++d) {
+        TERN_CHECK(std::isfinite(pl.scales[d]), ShapeError,
+                   "{}: expected finite scales, but got {}", where(), pl.scales);
         TERN_CHECK(pl.scales[d] > 0.0f, InvalidArgument, "{}: expected scales > 0, but got {}",
                    where(), pl.scales);
-        // floor(in * scale) as the spec says; the float product is exact in double.
-        pl.out[d] = static_cast<int64_t>(
-            std::floor(static_cast<double>(x[d]) * static_cast<double>(pl.scales[d])));
+        // floor(in * scale) as the spec says; the float product is exact in double. Only
+        // a value below 2^63 converts to int64 (a larger one is undefined behaviour).
+        const double out =
+            std::floor(static_cast<double>(x[d]) * static_cast<double>(pl.scales[d]));
+        TERN_CHECK(out < 0x1p63, ShapeError,
+                   "{}: scale {} makes output dim {} (input {}) {:g}, which overflows int64",
+                   where(), pl.scales[d], d, x[d], out);
+        pl.out[d] = static_cast<int64_t>(out);
       }
     } else {
       pl.scales.resize(rank);
@@ -205,6 +210,7 @@ class ResizeOp : public Op {
         pl.scales[d] = x[d] > 0 ? static_cast<float>(sizes[d]) / static_cast<float>(x[d]) : 1.0f;
       }
     }
+    checked_numel(pl.out, where());
     if (linear_) {
       for (int64_t d = 0; d + 2 < rank; ++d) {
         TERN_CHECK(pl.out[d] == x[d], UnsupportedOpError,

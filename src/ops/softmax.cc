@@ -2,6 +2,7 @@
 // Kernel: kernels/reference/softmax.h.
 #include "kernels/reference/softmax.h"
 
+#include "ops/op_args.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -21,8 +22,7 @@ class SoftmaxOp : public Op {
       : Op(ctx), axis_(a.get_int("axis", ctx.opset >= 13 ? -1 : 1)), log_(log) {}
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    TERN_CHECK(inputs[0].dtype == DType::kFloat32, UnsupportedOpError,
-               "{}: supports float32 only, but input is {}", where(), dtype_name(inputs[0].dtype));
+    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "input");
     resolve_axis(inputs[0].shape);
     return {TensorType{DType::kFloat32, inputs[0].shape}};
   }
@@ -50,13 +50,11 @@ class SoftmaxOp : public Op {
   }
 
  private:
+  // opset < 13 also accepts axis == rank (the spec's [-r, r] for the 2-D coercion).
   int resolve_axis(const Shape& s) const {
-    const int64_t r = static_cast<int64_t>(s.size());
-    const int64_t hi = ctx_.opset < 13 ? r : r - 1;
-    TERN_CHECK(r >= 1 && axis_ >= -r && axis_ <= hi, ShapeError,
-               "{}: expected axis in [{}, {}] for an input of shape {}, but got {}", where(), -r,
-               hi, shape_str(s), axis_);
-    return static_cast<int>(axis_ < 0 ? axis_ + r : axis_);
+    TERN_CHECK(!s.empty(), ShapeError, "{}: expected an input of rank >= 1, but got a scalar",
+               where());
+    return normalize_axis(axis_, static_cast<int>(s.size()), where(), "axis", ctx_.opset < 13);
   }
 
   int64_t axis_;

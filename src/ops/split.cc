@@ -39,7 +39,7 @@ class SplitOp final : public Op {
       for (int64_t s : sizes) {
         TERN_CHECK(s >= 0, ShapeError, "{}: split {} has a negative size", where(),
                    shape_str(sizes));
-        total += s;
+        total = checked_add(total, s, where(), "the sum of split {}", shape_str(sizes));
       }
       TERN_CHECK(total == dim, ShapeError,
                  "{}: split {} sums to {}, but axis {} of the input of shape {} has size {}",

@@ -22,8 +22,10 @@ class TileOp final : public Op {
     const Shape& in = inputs[0].shape;
     const std::vector<int64_t> repeats = read_repeats(require_value(inputs, 1), in);
     Shape out(in.size());
-    for (size_t d = 0; d < in.size(); ++d) out[d] = in[d] * repeats[d];
-    shape_numel(out);  // throws ShapeError on overflow
+    for (size_t d = 0; d < in.size(); ++d) {
+      out[d] = checked_mul(in[d], repeats[d], where(), "output dim {} (input dim * repeats)", d);
+    }
+    checked_numel(out, where());
     return {TensorType{inputs[0].dtype, out}};
   }
 

@@ -5,7 +5,7 @@
 #include <initializer_list>
 
 #include "kernels/reference/elementwise.h"
-#include "ops/broadcast.h"
+#include "ops/elementwise.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
 
@@ -67,16 +67,12 @@ class UnaryOp final : public Op {
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
-    Tensor& y = outputs[0];
-    if (!y.defined()) return;
-    check_contiguous_output(y, where());
-    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(inputs[0])};
-    visit_dtype<float, int32_t, int64_t>(y.dtype(), where(), [&]<typename T>() {
-      it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-        kernels::ref::unary<T>(params_, n, reinterpret_cast<const T*>(p[1]), s[1],
-                               reinterpret_cast<T*>(p[0]));
-      });
-    });
+    run_unary<float, int32_t, int64_t>(inputs[0], outputs[0], where(), ctx.num_threads,
+                                       [&]<typename T>() {
+                                         return [&](int64_t n, const T* x, int64_t sx, T* y) {
+                                           kernels::ref::unary<T>(params_, n, x, sx, y);
+                                         };
+                                       });
   }
 
  private:

@@ -39,9 +39,7 @@ class VariadicOp final : public Op {
     std::vector<Shape> shapes;
     for (size_t i = 0; i < inputs.size(); ++i) {
       TERN_CHECK(inputs[i].present, ModelError, "{}: input {} is missing", where(), i);
-      TERN_CHECK(inputs[i].dtype == t, InvalidArgument,
-                 "{}: input {} must have the dtype of input 0 ({}), but got {}", where(), i,
-                 dtype_name(t), dtype_name(inputs[i].dtype));
+      check_same_dtype(inputs[i].dtype, t, where(), static_cast<int>(i), "data", 0, "data_0");
       shapes.push_back(inputs[i].shape);
     }
     return {TensorType{t, broadcast_shapes(shapes, where())}};

@@ -1,6 +1,7 @@
 // Sliding-window attributes shared by Conv, ConvTranspose and the pooling ops:
-// kernel_shape, strides, dilations, pads and auto_pad, and the output-size arithmetic
-// of ONNX Conv-11 / MaxPool-12 / AveragePool-11.
+// kernel_shape, strides, dilations, pads and auto_pad, the output-size arithmetic
+// of ONNX Conv-11 / MaxPool-12 / AveragePool-11, and the operand checks, output shape,
+// MAC count and threaded run loop that Conv and ConvTranspose share.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "kernels/reference/spatial.h"
 #include "ops/attrs.h"
+#include "ops/op.h"
 
 namespace tern::ops {
 
@@ -32,10 +34,16 @@ struct WindowAttrs {
   int64_t pad_end(int i, int spatial) const { return pads.empty() ? 0 : pads[spatial + i]; }
 };
 
+/// Largest kernel extent, stride, dilation or pad the window attributes accept. Real
+/// models stay far below it; the cap keeps the window arithmetic (dilation * (kernel - 1)
+/// + 1, pads added to an input extent) far from int64 overflow.
+inline constexpr int64_t kMaxWindowAttr = (int64_t{1} << 31) - 1;
+
 /// Reads and checks the window attributes. Throws ModelError (prefixed by a.where())
 /// when kernel_shape is required and missing, a value is out of range (kernel, stride,
-/// dilation < 1, pad < 0), the lengths disagree (pads must have twice as many entries)
-/// or auto_pad is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID.
+/// dilation < 1, pad < 0, any of them > kMaxWindowAttr), the lengths disagree (pads must
+/// have twice as many entries) or auto_pad is not one of NOTSET, SAME_UPPER, SAME_LOWER,
+/// VALID.
 WindowAttrs parse_window_attrs(const Attrs& a, bool kernel_required);
 
 /// Checks that the attributes fit an input with `spatial` spatial dims (rank - 2).
@@ -57,7 +65,8 @@ struct WindowExtent {
 ///   SAME_UPPER / SAME_LOWER: ceil(in / s), total pad max(0, (out-1)*s + d*(k-1)+1 - in)
 ///           split evenly, the odd one at the end (UPPER) or the beginning (LOWER);
 ///   VALID: no pads, floor((in - (d*(k-1)+1)) / s) + 1 (ceil_mode changes nothing).
-/// Throws ShapeError (prefixed by `where`) when the output would be empty.
+/// Throws ShapeError (prefixed by `where`) when the output would be empty or the
+/// arithmetic overflows int64 (a hostile input extent or attribute), and for k, s or d < 1.
 WindowExtent resolve_window(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
                             AutoPad auto_pad, bool ceil_mode, const std::string& where);
 
@@ -67,5 +76,50 @@ kernels::ref::Dims3 to_dims3(const std::vector<int64_t>& v, int64_t fill = 1);
 
 /// "1-D", "2-D", ... for messages.
 std::string rank_name(int64_t rank);
+
+// ---- Conv and ConvTranspose ------------------------------------------------------------
+
+/// Checks the data X and weight W of a Conv or ConvTranspose against each other and the
+/// attributes: X of rank 3 to 5 (N x C x 1 to 3 spatial dims) matching the attributes'
+/// spatial rank, W of X's rank, kernel_shape (when given) equal to W's spatial dims.
+/// Returns W's spatial dims (the kernel). Throws ShapeError prefixed by `where`.
+std::vector<int64_t> check_conv_operands(const WindowAttrs& window, const Shape& x, const Shape& w,
+                                         const std::string& where);
+
+/// Checks the optional bias B (input 2) of a Conv or ConvTranspose: shape [out_channels].
+void check_conv_bias(std::span<const InferInput> inputs, int64_t out_channels,
+                     const std::string& where);
+
+/// [N, M, O1, ..., On]: the output shape of a Conv, ConvTranspose or pooling op with
+/// `spatial` dims, the extents right-aligned in `out` (see to_dims3).
+Shape window_output_shape(int64_t batch, int64_t out_channels, const kernels::ref::Dims3& out,
+                          int spatial);
+
+/// Multiply-accumulates of a Conv (numel = output elements) or ConvTranspose (numel =
+/// input elements): numel * prod(W dims 1..), saturated to INT64_MAX.
+int64_t conv_macs(int64_t numel, const Shape& w);
+
+/// Runs `kernel(p, x_image, w, bias, y_image, oc_begin, oc_end)` (f32_conv_nchw or
+/// f32_conv_transpose_nchw) for every (image, output channel) pair of x: [N, C, ...]
+/// into y: [N, M, ...], split across `num_threads` OpenMP threads. Params is ConvParams
+/// or ConvTransposeParams (in_channels, out_channels, in, out); b may be undefined.
+template <typename Params, typename Kernel>
+void run_conv_images(const Params& p, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                     int num_threads, Kernel kernel) {
+  const int64_t batch = x.dim(0);
+  const int64_t x_image = p.in_channels * p.in.size();
+  const int64_t y_image = p.out_channels * p.out.size();
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  const float* bd = b.defined() ? b.data<float>() : nullptr;
+  float* yd = y.data<float>();
+  const int64_t work = batch * p.out_channels;
+#pragma omp parallel for num_threads(num_threads) schedule(static)
+  for (int64_t i = 0; i < work; ++i) {
+    const int64_t n = i / p.out_channels;
+    const int64_t oc = i % p.out_channels;
+    kernel(p, xd + n * x_image, wd, bd, yd + n * y_image, oc, oc + 1);
+  }
+}
 
 }  // namespace tern::ops

@@ -5,8 +5,10 @@
 namespace tern::runtime {
 
 std::vector<Tensor> run_node(const ops::Op& op, const std::vector<Tensor>& inputs,
-                             const std::vector<ops::TensorType>* types, int num_outputs,
-                             const ops::ExecContext& ctx) {
+                             const std::vector<ops::TensorType>* types,
+                             const std::vector<int>& output_values, const ops::ExecContext& ctx,
+                             int64_t max_tensor_bytes) {
+  const int num_outputs = static_cast<int>(output_values.size());
   return with_node_context(op, [&] {
     std::vector<ops::TensorType> inferred;
     if (types == nullptr) {
@@ -18,10 +20,16 @@ std::vector<Tensor> run_node(const ops::Op& op, const std::vector<Tensor>& input
                "{}: inference gave {} outputs, the node has {}", op.where(), types->size(),
                num_outputs);
     std::vector<Tensor> outputs(num_outputs);
-    if (!op.returns_view()) {
-      for (int k = 0; k < num_outputs; ++k) {
-        outputs[k] = Tensor::empty((*types)[k].dtype, (*types)[k].shape);
-      }
+    for (int k = 0; k < num_outputs; ++k) {
+      if (output_values[k] < 0) continue;
+      const ops::TensorType& t = (*types)[k];
+      const int64_t n = shape_numel(t.shape);
+      TERN_CHECK(n <= max_tensor_bytes / static_cast<int64_t>(dtype_size(t.dtype)), ShapeError,
+                 "{}: output {} of shape {} ({}) would take {} bytes, over the limit of {} "
+                 "(SessionOptions.max_tensor_bytes)",
+                 op.where(), k, shape_str(t.shape), dtype_name(t.dtype),
+                 static_cast<double>(n) * dtype_size(t.dtype), max_tensor_bytes);
+      if (!op.returns_view()) outputs[k] = Tensor::empty(t.dtype, t.shape);
     }
     op.run(inputs, outputs, ctx);
     return outputs;
@@ -32,7 +40,7 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
                                  const std::vector<std::unique_ptr<ops::Op>>& ops,
                                  const std::vector<int>& order,
                                  const std::vector<ops::TensorType>& input_types,
-                                 const ops::ExecContext& ctx) {
+                                 const ops::ExecContext& ctx, int64_t max_tensor_bytes) {
   auto plan = std::make_unique<Plan>();
   const size_t nv = graph.values.size();
   plan->constants.resize(nv);
@@ -110,7 +118,7 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
         if (node.inputs[k] >= 0) inputs[k] = plan->constants[node.inputs[k]];
       }
       std::vector<Tensor> outputs =
-          run_node(op, inputs, &*out_types, static_cast<int>(node.outputs.size()), ctx);
+          run_node(op, inputs, &*out_types, node.outputs, ctx, max_tensor_bytes);
       for (size_t k = 0; k < node.outputs.size(); ++k) {
         const int v = node.outputs[k];
         if (v < 0) continue;

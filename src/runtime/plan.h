@@ -39,18 +39,22 @@ struct Plan {
 /// Builds the plan of `graph` for graph inputs of the given types (graph input order).
 /// `ops` holds the created operator of each node (by node index). Runs shape inference
 /// and constant evaluation; throws the op's ShapeError etc. (naming the node) when shapes
-/// do not fit.
+/// do not fit, and ShapeError when a folded tensor would exceed `max_tensor_bytes`.
 std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
                                  const std::vector<std::unique_ptr<ops::Op>>& ops,
                                  const std::vector<int>& order,
                                  const std::vector<ops::TensorType>& input_types,
-                                 const ops::ExecContext& ctx);
+                                 const ops::ExecContext& ctx, int64_t max_tensor_bytes);
 
-/// Runs `op` on inputs, allocating outputs with `types` (or inferring them from the
-/// input values when `types` is null). Errors are re-thrown naming the node.
+/// Runs `op` on inputs. `outputs[k]` is the node's k-th output value (-1 = omitted: not
+/// allocated, left undefined). Outputs are allocated with `types` (or inferred from the
+/// input values when `types` is null). Throws ShapeError naming the node when an output
+/// would exceed `max_tensor_bytes` (a model cannot make tern allocate without bound);
+/// other errors are re-thrown naming the node.
 std::vector<Tensor> run_node(const ops::Op& op, const std::vector<Tensor>& inputs,
-                             const std::vector<ops::TensorType>* types, int num_outputs,
-                             const ops::ExecContext& ctx);
+                             const std::vector<ops::TensorType>* types,
+                             const std::vector<int>& outputs, const ops::ExecContext& ctx,
+                             int64_t max_tensor_bytes);
 
 /// Calls `fn`, re-throwing any error so that its message names the op's node.
 template <typename Fn>

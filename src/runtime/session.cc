@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -20,7 +21,10 @@ struct Session::Impl {
   std::vector<std::unique_ptr<ops::Op>> ops;  // by node index
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
-  std::map<std::vector<Shape>, std::unique_ptr<runtime::Plan>> plans;
+  // Plans by input shapes, most recently used last; at most kMaxPlans are kept so a
+  // stream of ever-new image sizes does not grow memory without bound.
+  static constexpr size_t kMaxPlans = 8;
+  std::vector<std::unique_ptr<runtime::Plan>> plans;
 
   void init();
   std::vector<ops::TensorType> check_input_shapes(const std::vector<Shape>& shapes,
@@ -34,6 +38,7 @@ TensorInfo info_of(const ir::Value& v) {
   TensorInfo info;
   info.name = v.name;
   info.dtype = v.dtype;
+  info.has_shape = v.has_shape;
   for (const ir::Dim& d : v.dims) {
     info.shape.push_back(d.value);
     info.dim_names.push_back(d.value >= 0 ? "" : d.param);
@@ -41,7 +46,10 @@ TensorInfo info_of(const ir::Value& v) {
   return info;
 }
 
+}  // namespace
+
 std::string declared_shape_str(const TensorInfo& info) {
+  if (!info.has_shape) return "(any)";
   std::string s = "[";
   for (size_t i = 0; i < info.shape.size(); ++i) {
     if (i) s += ", ";
@@ -54,7 +62,6 @@ std::string declared_shape_str(const TensorInfo& info) {
   return s + "]";
 }
 
-}  // namespace
 
 void Session::Impl::init() {
   TERN_CHECK(options.num_threads >= 0, InvalidArgument,
@@ -77,8 +84,6 @@ void Session::Impl::init() {
   }
   for (int v : graph.inputs) {
     TensorInfo info = info_of(graph.values[v]);
-    TERN_CHECK(graph.values[v].has_shape, ModelError,
-               "graph input '{}' declares no shape; tern needs its rank", info.name);
     inputs.push_back(std::move(info));
   }
   for (int v : graph.outputs) outputs.push_back(info_of(graph.values[v]));
@@ -94,6 +99,10 @@ std::vector<ops::TensorType> Session::Impl::check_input_shapes(
       TERN_CHECK((*dtypes)[i] == info.dtype, InvalidArgument,
                  "input '{}': expected dtype {}, but got {}", info.name, dtype_name(info.dtype),
                  dtype_name((*dtypes)[i]));
+    }
+    if (!info.has_shape) {  // the model declares no shape: any shape is accepted
+      types[i] = ops::TensorType{info.dtype, shape};
+      continue;
     }
     TERN_CHECK(shape.size() == info.shape.size(), ShapeError,
                "input '{}': expected rank {} (shape {}), but got rank {} (shape {})", info.name,
@@ -113,10 +122,17 @@ std::vector<ops::TensorType> Session::Impl::check_input_shapes(
 runtime::Plan& Session::Impl::plan_for(const std::vector<ops::TensorType>& types) {
   std::vector<Shape> key;
   for (const auto& t : types) key.push_back(t.shape);
-  auto it = plans.find(key);
-  if (it != plans.end()) return *it->second;
-  auto plan = runtime::build_plan(graph, ops, order, types, ops::ExecContext{num_threads});
-  return *plans.emplace(std::move(key), std::move(plan)).first->second;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i]->input_shapes == key) {
+      std::rotate(plans.begin() + i, plans.begin() + i + 1, plans.end());  // now most recent
+      return *plans.back();
+    }
+  }
+  auto plan = runtime::build_plan(graph, ops, order, types, ops::ExecContext{num_threads},
+                                  options.max_tensor_bytes);
+  if (plans.size() == kMaxPlans) plans.erase(plans.begin());  // least recently used
+  plans.push_back(std::move(plan));
+  return *plans.back();
 }
 
 // ---- Session ----------------------------------------------------------------------------
@@ -233,8 +249,8 @@ std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
     }
     std::vector<Tensor> out =
         runtime::run_node(*s.ops[step.node], in,
-                          step.output_types ? &*step.output_types : nullptr,
-                          static_cast<int>(node.outputs.size()), ctx);
+                          step.output_types ? &*step.output_types : nullptr, node.outputs, ctx,
+                          s.options.max_tensor_bytes);
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k] >= 0) values[node.outputs[k]] = std::move(out[k]);
     }

@@ -1,16 +1,13 @@
 #include "vision/image.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
 #include "base/check.h"
+#include "base/file_io.h"
 #include "stb_easy_font.h"
 #include "stb_image.h"
 #include "stb_image_write.h"
@@ -30,17 +27,8 @@ Image Image::black(int width, int height, int channels) {
 }
 
 Image load_image(const std::string& path) {
-  std::error_code ec;
-  TERN_CHECK(!std::filesystem::is_directory(path, ec), IOError,
-             "cannot read image '{}': it is a directory", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    TERN_THROW(IOError, "cannot open image '{}': {}", path, std::strerror(errno));
-  }
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    TERN_THROW(IOError, "cannot read image '{}': {}", path, std::strerror(errno));
-  }
+  // stb_image takes an int length: files over 2 GiB are refused unread.
+  const std::string bytes = read_file_bytes(path, "image", INT32_MAX);
   return load_image_from_memory(bytes.data(), bytes.size(), path);
 }
 
@@ -69,18 +57,6 @@ Image load_image_from_memory(const void* data, size_t size, const std::string& n
   image.pixels.assign(pixels.get(), pixels.get() + size_t(w) * h * 3);
   return image;
 }
-
-namespace {
-
-// ".jpg" for "a/b.JPG"; "" without an extension.
-std::string lower_extension(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
-}  // namespace
 
 bool can_save_image_as(const std::string& path) {
   const std::string ext = lower_extension(path);

@@ -46,8 +46,9 @@ inline constexpr int64_t kMaxImagePixels = int64_t{1} << 27;
 
 /// Reads and decodes the image file at `path` (whatever stb_image reads: JPEG, PNG, BMP,
 /// GIF, TGA, PSD, HDR, PIC, PNM) into RGB. Throws IOError naming the file and the reason:
-/// missing or unreadable file, empty file, or stb's failure reason for corrupt or
-/// unsupported data; also for an image over kMaxImagePixels.
+/// missing or unreadable file, not a regular file (a directory, FIFO, /dev/zero...), empty
+/// file or one over 2 GiB (read_file_bytes() in base/file_io.h), or stb's failure reason
+/// for corrupt or unsupported data; also for an image over kMaxImagePixels.
 Image load_image(const std::string& path);
 
 /// Decodes an encoded image held in memory into RGB. `name` is what error messages call

@@ -11,8 +11,6 @@
 namespace tern::vision {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -44,7 +42,10 @@ std::vector<PriorBox> retinaface_priors(int input_height, int input_width) {
   const double h = input_height, w = input_width;
   for (int k = 0; k < 3; ++k) {
     const int step = kRetinaFaceSteps[k];
-    const int64_t rows = ceil_div(input_height, step), cols = ceil_div(input_width, step);
+    // ceil(H / step) x ceil(W / step) cells, as MANIFEST.md and the repo's Python write it
+    // (exact in double for any int size).
+    const auto rows = static_cast<int64_t>(std::ceil(double(input_height) / step));
+    const auto cols = static_cast<int64_t>(std::ceil(double(input_width) / step));
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t j = 0; j < cols; ++j) {
         for (int min_size : kRetinaFaceMinSizes[k]) {

@@ -496,6 +496,16 @@ TEST(NpyErrors, MissingFileDirectoryAndEmptyFile) {
     EXPECT_THAT(e.what(), HasSubstr("empty.npy"));
     EXPECT_THAT(e.what(), HasSubstr("empty"));
   }
+  // An endless device is refused before anything is read (base/file_io.h).
+  if (fs::exists("/dev/zero")) {
+    try {
+      npy::read("/dev/zero");
+      ADD_FAILURE() << "expected IOError";
+    } catch (const IOError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("'/dev/zero'"));
+      EXPECT_THAT(e.what(), HasSubstr("not a regular file (a character device)"));
+    }
+  }
 }
 
 TEST(NpyErrors, BadMagicAndVersion) {

@@ -1,9 +1,13 @@
-# Runs CMD ARGS in WORKDIR and checks: exit code == EXIT, output matches REGEX, and for a
-# failure (EXIT != 0) stderr is exactly one line (a clear message, never a crash trace).
+# Runs CMD ARGS in WORKDIR and checks: exit code == EXIT, output matches REGEX, for a
+# failure (EXIT != 0) stderr is exactly one line (a clear message, never a crash trace),
+# and each of FILES (removed before the run) exists after it.
 if(TRUNCATE_SRC)
   execute_process(COMMAND head -c ${TRUNCATE_BYTES} ${TRUNCATE_SRC} OUTPUT_FILE ${TRUNCATE_DST}
                   COMMAND_ERROR_IS_FATAL ANY)
 endif()
+foreach(f IN LISTS FILES)
+  file(REMOVE ${f})
+endforeach()
 execute_process(COMMAND ${CMD} ${ARGS}
   WORKING_DIRECTORY ${WORKDIR}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
@@ -21,3 +25,8 @@ if(NOT EXIT EQUAL 0)
     message(FATAL_ERROR "expected exactly one line on stderr")
   endif()
 endif()
+foreach(f IN LISTS FILES)
+  if(NOT EXISTS ${f})
+    message(FATAL_ERROR "expected the run to write '${f}'")
+  endif()
+endforeach()

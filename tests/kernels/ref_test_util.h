@@ -1,6 +1,6 @@
-// Helpers shared by the reference-kernel and nn-op tests: deterministic random data,
-// element-wise comparison with a per-element tolerance, and a tolerance from the
-// arithmetic of a float32 sum.
+// Helpers shared by the reference-kernel and op tests: the deterministic random
+// generator, element-wise comparison with a per-element tolerance, and a tolerance from
+// the arithmetic of a float32 sum.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,26 +12,33 @@
 
 namespace tern::test {
 
-/// Deterministic pseudo-random floats uniform in [lo, hi) (a 32-bit LCG, so every
-/// platform and compiler sees the same values).
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f,
-                                        float hi = 1.0f) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 12345u;
-  for (auto& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = lo + (hi - lo) * static_cast<float>(s >> 8) / static_cast<float>(1u << 24);
-  }
-  return v;
-}
-
-/// Deterministic pseudo-random integer in [lo, hi].
+/// The one deterministic pseudo-random generator of the kernel and op tests: a 32-bit LCG,
+/// so every platform and compiler sees the same values (std::mt19937 with the standard
+/// distributions does not promise that: the distributions are implementation-defined).
 class Lcg {
  public:
-  explicit Lcg(uint32_t seed) : s_(seed * 2654435761u + 1u) {}
-  int uniform(int lo, int hi) {
+  explicit Lcg(uint32_t seed) : s_(seed * 2654435761u + 12345u) {}
+
+  /// Uniform in [0, 2^24).
+  uint32_t next24() {
     s_ = s_ * 1664525u + 1013904223u;
-    return lo + static_cast<int>((s_ >> 8) % static_cast<uint32_t>(hi - lo + 1));
+    return s_ >> 8;
+  }
+  /// Uniform float in [lo, hi).
+  float uniform_float(float lo, float hi) {
+    return lo + (hi - lo) * static_cast<float>(next24()) / static_cast<float>(1u << 24);
+  }
+  /// Uniform double in [lo, hi) (24 random bits).
+  double uniform_real(double lo, double hi) {
+    return lo + (hi - lo) * static_cast<double>(next24()) / static_cast<double>(1u << 24);
+  }
+  /// Uniform integer in [lo, hi] (hi - lo < 2^24).
+  int uniform(int lo, int hi) {
+    return lo + static_cast<int>(next24() % static_cast<uint32_t>(hi - lo + 1));
+  }
+  /// Uniform int64 in [lo, hi] (hi - lo < 2^24).
+  int64_t uniform_int64(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(next24() % static_cast<uint64_t>(hi - lo + 1));
   }
   template <typename T>
   const T& pick(const std::vector<T>& v) {
@@ -41,6 +48,15 @@ class Lcg {
  private:
   uint32_t s_;
 };
+
+/// n deterministic pseudo-random floats uniform in [lo, hi) (Lcg(seed)).
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f,
+                                        float hi = 1.0f) {
+  Lcg rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = rng.uniform_float(lo, hi);
+  return v;
+}
 
 /// Bound on the float32 rounding error of a sum of `terms` products whose absolute
 /// values add up to `abs_sum`: each of the `terms` additions and each product rounds

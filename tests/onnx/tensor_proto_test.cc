@@ -283,6 +283,15 @@ TEST(TensorProto, GarbageAndFiles) {
   std::ofstream{empty};
   EXPECT_THROW(onnx::load_tensor_proto_file(empty), IOError);
   EXPECT_THROW(onnx::load_tensor_proto_file((dir / "missing.pb").string()), IOError);
+  if (std::filesystem::exists("/dev/zero")) {
+    try {
+      onnx::load_tensor_proto_file("/dev/zero");
+      ADD_FAILURE() << "expected IOError for /dev/zero";
+    } catch (const IOError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("'/dev/zero': cannot read TensorProto (.pb) file: not a "
+                                      "regular file (a character device)"));
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

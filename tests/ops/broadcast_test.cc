@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "base/float16.h"
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

@@ -13,6 +13,7 @@ namespace tern {
 namespace {
 
 using test::AttrMap;
+using test::expect_error;
 using test::iota_tensor;
 using test::run_op;
 
@@ -170,69 +171,95 @@ TEST(ConvOp, Macs) {
   EXPECT_EQ(op->macs(in, out), 2 * 8 * 10 * 12 * 2 * 9);
 }
 
-// Runs a Conv expected to throw E and returns its message.
-template <typename E>
-std::string conv_error(const AttrMap& attrs, const std::vector<Tensor>& inputs) {
-  return test::op_error<E>("Conv", attrs, inputs);
-}
-
 TEST(ConvOp, ErrorWrongChannelCount) {
-  const std::string msg =
-      conv_error<ShapeError>(AttrMap(), {random({1, 32, 4, 4}, 1), random({8, 64, 3, 3}, 2)});
-  EXPECT_NE(msg.find("Conv 'test_node': expected input with 64 channels, but got 32"),
-            std::string::npos)
-      << msg;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap(), {random({1, 32, 4, 4}, 1), random({8, 64, 3, 3}, 2)});
+      },
+      {"Conv 'test_node': expected input with 64 channels, but got 32"});
   // With groups the expectation counts C/group per group.
-  const std::string g = conv_error<ShapeError>(AttrMap().i("group", 2),
-                                               {random({1, 6, 4, 4}, 1), random({4, 2, 1, 1}, 2)});
-  EXPECT_NE(g.find("expected input with 4 channels, but got 6"), std::string::npos) << g;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap().i("group", 2), {random({1, 6, 4, 4}, 1), random({4, 2, 1, 1}, 2)});
+      },
+      {"expected input with 4 channels, but got 6"});
 }
 
 TEST(ConvOp, ErrorWrongRanks) {
-  std::string msg = conv_error<ShapeError>(AttrMap(), {random({3, 4}, 1), random({2, 3, 1}, 2)});
-  EXPECT_NE(msg.find("Conv 'test_node': expected input X of rank 3 to 5"), std::string::npos)
-      << msg;
-  msg = conv_error<ShapeError>(AttrMap(), {random({1, 3, 4, 4}, 1), random({2, 3, 3}, 2)});
-  EXPECT_NE(msg.find("expected weight W of rank 4"), std::string::npos) << msg;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap(), {random({3, 4}, 1), random({2, 3, 1}, 2)});
+      },
+      {"Conv 'test_node': expected input X of rank 3 to 5"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap(), {random({1, 3, 4, 4}, 1), random({2, 3, 3}, 2)});
+      },
+      {"expected weight W of rank 4"});
   // 2-D attributes on a 1-D input.
-  msg = conv_error<ShapeError>(AttrMap().ints("strides", {1, 1}),
-                               {random({1, 3, 4}, 1), random({2, 3, 3}, 2)});
-  EXPECT_NE(msg.find("expected a 4-D input"), std::string::npos) << msg;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap().ints("strides", {1, 1}),
+               {random({1, 3, 4}, 1), random({2, 3, 3}, 2)});
+      },
+      {"expected a 4-D input"});
 }
 
 TEST(ConvOp, ErrorBadAttributes) {
   const std::vector<Tensor> in = {random({1, 3, 5, 5}, 1), random({2, 3, 3, 3}, 2)};
-  std::string msg = conv_error<ModelError>(AttrMap().ints("strides", {0, 1}), in);
-  EXPECT_NE(msg.find("Conv 'test_node': attribute 'strides' must have values >= 1"),
-            std::string::npos)
-      << msg;
-  msg = conv_error<ModelError>(AttrMap().ints("pads", {1, 1, 1}), in);
-  EXPECT_NE(msg.find("'pads' must have 2 values per spatial dim"), std::string::npos) << msg;
-  msg = conv_error<ModelError>(AttrMap().ints("pads", {-1, 0, 0, 0}), in);
-  EXPECT_NE(msg.find("'pads' must have values >= 0"), std::string::npos) << msg;
-  msg = conv_error<ModelError>(AttrMap().s("auto_pad", "SAME"), in);
-  EXPECT_NE(msg.find("attribute 'auto_pad' is 'SAME', expected one of"), std::string::npos) << msg;
-  msg = conv_error<ModelError>(AttrMap().i("group", 0), in);
-  EXPECT_NE(msg.find("'group' must be >= 1"), std::string::npos) << msg;
-  msg = conv_error<ModelError>(AttrMap().ints("strides", {1, 1}).ints("dilations", {1}), in);
-  EXPECT_NE(msg.find("'dilations' must have 2 values"), std::string::npos) << msg;
-  msg = conv_error<ShapeError>(AttrMap().ints("kernel_shape", {5, 5}), in);
-  EXPECT_NE(msg.find("kernel_shape [5, 5] does not match weight shape [2, 3, 3, 3]"),
-            std::string::npos)
-      << msg;
+  expect_error<ModelError>(
+      [&] {
+        run_op("Conv", AttrMap().ints("strides", {0, 1}), in);
+      },
+      {"Conv 'test_node': attribute 'strides' must have values >= 1"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Conv", AttrMap().ints("pads", {1, 1, 1}), in);
+      },
+      {"'pads' must have 2 values per spatial dim"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Conv", AttrMap().ints("pads", {-1, 0, 0, 0}), in);
+      },
+      {"'pads' must have values >= 0"});
+  expect_error<ModelError>([&] { run_op("Conv", AttrMap().s("auto_pad", "SAME"), in); },
+                           {"attribute 'auto_pad' is 'SAME', expected one of"});
+  expect_error<ModelError>([&] { run_op("Conv", AttrMap().i("group", 0), in); },
+                           {"'group' must be >= 1"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Conv", AttrMap().ints("strides", {1, 1}).ints("dilations", {1}), in);
+      },
+      {"'dilations' must have 2 values"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap().ints("kernel_shape", {5, 5}), in);
+      },
+      {"kernel_shape [5, 5] does not match weight shape [2, 3, 3, 3]"});
 }
 
 TEST(ConvOp, ErrorBiasShapeDtypeAndSize) {
   const Tensor x = random({1, 3, 5, 5}, 1), w = random({2, 3, 3, 3}, 2);
-  std::string msg = conv_error<ShapeError>(AttrMap(), {x, w, random({3}, 3)});
-  EXPECT_NE(msg.find("expected bias B of shape [2]"), std::string::npos) << msg;
-  msg =
-      conv_error<UnsupportedOpError>(AttrMap(), {Tensor::zeros(DType::kFloat16, {1, 3, 5, 5}), w});
-  EXPECT_NE(msg.find("supports float32 only, but input 0 is float16"), std::string::npos) << msg;
-  msg = conv_error<ShapeError>(AttrMap(), {random({1, 3, 2, 5}, 1), w});
-  EXPECT_NE(msg.find("expected a padded input extent of at least 3"), std::string::npos) << msg;
-  msg = conv_error<ShapeError>(AttrMap().i("group", 3), {x, random({4, 1, 3, 3}, 2)});
-  EXPECT_NE(msg.find("divisible by group 3"), std::string::npos) << msg;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap(), {x, w, random({3}, 3)});
+      },
+      {"expected bias B of shape [2]"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run_op("Conv", AttrMap(), {Tensor::zeros(DType::kFloat16, {1, 3, 5, 5}), w});
+      },
+      {"supports float32 only, but input 0 is float16"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap(), {random({1, 3, 2, 5}, 1), w});
+      },
+      {"expected a padded input extent of at least 3"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Conv", AttrMap().i("group", 3), {x, random({4, 1, 3, 3}, 2)});
+      },
+      {"divisible by group 3"});
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Expand: bidirectional broadcasting with the shape input, every dtype, errors.
 #include <gtest/gtest.h>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

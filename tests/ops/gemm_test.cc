@@ -11,7 +11,7 @@ namespace tern {
 namespace {
 
 using test::AttrMap;
-using test::op_error;
+using test::expect_error;
 using test::run_op;
 
 // A = [[1 2 3], [4 5 6]], B = [[7 8], [9 10], [11 12]]: AB = [[58 64], [139 154]].
@@ -79,18 +79,26 @@ TEST(GemmOp, Macs) {
 }
 
 TEST(GemmOp, Errors) {
-  std::string msg = op_error<ShapeError>("Gemm", AttrMap(), {kA, kA});
-  EXPECT_NE(msg.find("Gemm 'test_node': expected B with K = 3 rows"), std::string::npos) << msg;
-  msg = op_error<ShapeError>("Gemm", AttrMap(), {kA.reshape({1, 2, 3}), kB});
-  EXPECT_NE(msg.find("expected A and B of rank 2, but got shapes [1, 2, 3] and [3, 2]"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ShapeError>("Gemm", AttrMap(), {kA, kB, Tensor::from_vector({1, 2, 3}, {3})});
-  EXPECT_NE(msg.find("expected C broadcastable to [M, N] = [2, 2], but got shape [3]"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ModelError>("Gemm", AttrMap().i("transA", 2), {kA, kB});
-  EXPECT_NE(msg.find("'transA' and 'transB' must be 0 or 1"), std::string::npos) << msg;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Gemm", AttrMap(), {kA, kA});
+      },
+      {"Gemm 'test_node': expected B with K = 3 rows"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Gemm", AttrMap(), {kA.reshape({1, 2, 3}), kB});
+      },
+      {"expected A and B of rank 2, but got shapes [1, 2, 3] and [3, 2]"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Gemm", AttrMap(), {kA, kB, Tensor::from_vector({1, 2, 3}, {3})});
+      },
+      {"expected C broadcastable to [M, N] = [2, 2], but got shape [3]"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Gemm", AttrMap().i("transA", 2), {kA, kB});
+      },
+      {"'transA' and 'transB' must be 0 or 1"});
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Identity and Dropout (inference): views, mask, opset forms, training_mode.
 #include <gtest/gtest.h>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

@@ -11,7 +11,7 @@ namespace tern {
 namespace {
 
 using test::AttrMap;
-using test::op_error;
+using test::expect_error;
 using test::run_op;
 
 TEST(MatMulOp, TwoDAndOneDOperands) {
@@ -68,18 +68,22 @@ TEST(MatMulOp, Macs) {
 
 TEST(MatMulOp, Errors) {
   const Tensor a = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
-  std::string msg = op_error<ShapeError>("MatMul", AttrMap(), {a, a});
-  EXPECT_NE(msg.find("MatMul 'test_node': expected B with 3 rows (the last dim of A [2, 3]), "
-                     "but got B [2, 3]"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ShapeError>("MatMul", AttrMap(),
-                             {test::iota_tensor({2, 2, 3}), test::iota_tensor({3, 3, 2})});
-  EXPECT_NE(msg.find("batch dims of A [2, 2, 3] and B [3, 3, 2] do not broadcast"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ShapeError>("MatMul", AttrMap(), {Tensor::scalar_f32(1), a});
-  EXPECT_NE(msg.find("expected A and B of rank >= 1"), std::string::npos) << msg;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("MatMul", AttrMap(), {a, a});
+      },
+      {"MatMul 'test_node': expected B with 3 rows (the last dim of A [2, 3]), "
+       "but got B [2, 3]"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("MatMul", AttrMap(), {test::iota_tensor({2, 2, 3}), test::iota_tensor({3, 3, 2})});
+      },
+      {"batch dims of A [2, 2, 3] and B [3, 3, 2] do not broadcast"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("MatMul", AttrMap(), {Tensor::scalar_f32(1), a});
+      },
+      {"expected A and B of rank >= 1"});
 }
 
 }  // namespace

@@ -1,42 +1,39 @@
-// Helpers for the nn op tests: build an op directly (for infer / macs checks) and catch
-// an expected error type, returning its message.
+// Helpers for the op tests: typed tensor builders, deterministic random tensors, a naive
+// index-by-index broadcasting oracle and a one-output runner. Running ops, make_op and
+// expect_error live in support/op_runner.h; the random generator and tolerances in
+// kernels/ref_test_util.h.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <memory>
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "kernels/ref_test_util.h"
 #include "support/op_runner.h"
+#include "tern/tensor.h"
 
 namespace tern::test {
 
-/// Creates op `type` with `attrs` at `opset`, as the runtime does (throws what the
-/// constructor throws).
-inline std::unique_ptr<ops::Op> make_op(const std::string& type, const AttrMap& attrs,
-                                        int opset = 13) {
-  const ops::OpSchema* schema = ops::OpRegistry::global().find(type);
-  if (!schema) throw UnsupportedOpError("op " + type + " is not registered");
-  ops::Attrs reader(attrs.attrs, type + " 'test_node'");
-  return schema->create(reader, ops::OpContext{"test_node", type, opset});
+/// A contiguous tensor of element type T holding `values`.
+template <typename T>
+Tensor make(const std::vector<T>& values, const Shape& shape) {
+  Tensor t = Tensor::empty(dtype_of<T>(), shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
+  T* p = t.data<T>();
+  for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return t;
 }
 
-/// Runs `type` expecting an exception of type E; returns its message ("" and a test
-/// failure when nothing or something else is thrown).
-template <typename E>
-std::string op_error(const std::string& type, const AttrMap& attrs,
-                     const std::vector<Tensor>& inputs, int opset = 13, int num_outputs = 1) {
-  try {
-    run_op(type, attrs, inputs, opset, num_outputs);
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
+inline Tensor f32(const std::vector<float>& v, const Shape& s) { return make<float>(v, s); }
+inline Tensor i32(const std::vector<int32_t>& v, const Shape& s) { return make<int32_t>(v, s); }
+inline Tensor i64(const std::vector<int64_t>& v, const Shape& s) { return make<int64_t>(v, s); }
+/// A 1-D int64 tensor (shapes, axes, starts...).
+inline Tensor i64v(const std::vector<int64_t>& v) {
+  return make<int64_t>(v, {static_cast<int64_t>(v.size())});
 }
 
 /// Contiguous float tensor 0, 1, 2, ... (+ start).
@@ -44,6 +41,52 @@ inline Tensor iota_tensor(const Shape& shape, float start = 0.0f) {
   std::vector<float> v(shape_numel(shape));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i);
   return Tensor::from_vector(v, shape);
+}
+
+/// Random values of type T from Lcg(seed): floats in [lo, hi), integers in [lo, hi].
+/// Pass a fixed seed per call site so failures reproduce.
+template <typename T>
+Tensor random_tensor(const Shape& shape, uint32_t seed, double lo = -4.0, double hi = 4.0) {
+  Lcg rng(seed);
+  Tensor t = Tensor::empty(dtype_of<T>(), shape);
+  T* p = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      p[i] = static_cast<T>(rng.uniform_real(lo, hi));
+    } else {
+      p[i] = static_cast<T>(rng.uniform_int64(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+    }
+  }
+  return t;
+}
+
+/// Calls fn(index) for every multi-index of `shape` in row-major order.
+inline void for_each_index(const Shape& shape, const std::function<void(const Shape&)>& fn) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  Shape idx(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(idx);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/// The element of `t` that output index `out_index` reads under numpy broadcasting
+/// (right-aligned dims; size-1 dims read index 0), as double. The oracle for broadcasting.
+inline double broadcast_read(const Tensor& t, const Shape& out_index) {
+  const size_t lead = out_index.size() - t.shape().size();
+  std::vector<int64_t> idx(t.shape().size());
+  for (size_t d = 0; d < idx.size(); ++d) idx[d] = t.shape()[d] == 1 ? 0 : out_index[lead + d];
+  return t.item_as_double(idx);
+}
+
+/// Runs op_type on inputs and returns output 0 (opset 13 unless given).
+inline Tensor run1(const std::string& op_type, const std::vector<Tensor>& inputs,
+                   const AttrMap& attrs = {}, int opset = 13, int threads = 1) {
+  return run_op(op_type, attrs, inputs, opset, 1, threads)[0];
 }
 
 }  // namespace tern::test

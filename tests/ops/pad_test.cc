@@ -12,7 +12,7 @@ namespace tern {
 namespace {
 
 using test::AttrMap;
-using test::op_error;
+using test::expect_error;
 using test::run_op;
 
 const Tensor kX = Tensor::from_vector({1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f}, {3, 2});
@@ -81,23 +81,34 @@ TEST(PadOp, PadsNotKnownAtPlanTime) {
 }
 
 TEST(PadOp, Errors) {
-  std::string msg = op_error<ShapeError>("Pad", AttrMap(), {kX, pads({1, 1})}, 13);
-  EXPECT_NE(msg.find("Pad 'test_node': expected pads with 4 values (begin and end for each of "
-                     "the 2 dims of [3, 2]), but got 2"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ShapeError>("Pad", AttrMap(), {kX, pads({-2, 0, -2, 0})}, 13);
-  EXPECT_NE(msg.find("crop more than the 3 elements of dim 0"), std::string::npos) << msg;
-  msg = op_error<ShapeError>("Pad", AttrMap().s("mode", "edge"), {kX, pads({0, -2, 0, 1})}, 13);
-  EXPECT_NE(msg.find("edge padding of dim 1 needs at least one input element"), std::string::npos)
-      << msg;
-  msg = op_error<ModelError>("Pad", AttrMap().s("mode", "wrap"), {kX, pads({0, 0, 0, 0})}, 13);
-  EXPECT_NE(msg.find("attribute 'mode' is 'wrap', expected one of"), std::string::npos) << msg;
-  msg = op_error<ModelError>("Pad", AttrMap(), {kX}, 2);
-  EXPECT_NE(msg.find("required attribute 'pads' (INTS) is missing"), std::string::npos) << msg;
-  msg =
-      op_error<InvalidArgument>("Pad", AttrMap(), {kX, Tensor::from_vector({0, 0, 0, 0}, {4})}, 13);
-  EXPECT_NE(msg.find("expected pads of type int64, but got float32"), std::string::npos) << msg;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Pad", AttrMap(), {kX, pads({1, 1})}, 13);
+      },
+      {"Pad 'test_node': expected pads with 4 values (begin and end for each of "
+       "the 2 dims of [3, 2]), but got 2"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Pad", AttrMap(), {kX, pads({-2, 0, -2, 0})}, 13);
+      },
+      {"crop more than the 3 elements of dim 0"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Pad", AttrMap().s("mode", "edge"), {kX, pads({0, -2, 0, 1})}, 13);
+      },
+      {"edge padding of dim 1 needs at least one input element"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Pad", AttrMap().s("mode", "wrap"), {kX, pads({0, 0, 0, 0})}, 13);
+      },
+      {"attribute 'mode' is 'wrap', expected one of"});
+  expect_error<ModelError>([&] { run_op("Pad", AttrMap(), {kX}, 2); },
+                           {"required attribute 'pads' (INTS) is missing"});
+  expect_error<InvalidArgument>(
+      [&] {
+        run_op("Pad", AttrMap(), {kX, Tensor::from_vector({0, 0, 0, 0}, {4})}, 13);
+      },
+      {"expected pads of type int64, but got float32"});
 }
 
 }  // namespace

@@ -11,8 +11,8 @@ namespace tern {
 namespace {
 
 using test::AttrMap;
+using test::expect_error;
 using test::iota_tensor;
-using test::op_error;
 using test::run_op;
 
 Tensor pool(const std::string& type, const AttrMap& attrs, const Tensor& x, int opset = 13,
@@ -123,31 +123,43 @@ TEST(PoolOp, GlobalPools) {
 
 TEST(PoolOp, Errors) {
   const Tensor x = iota_tensor({1, 1, 4, 4});
-  std::string msg = op_error<ModelError>("MaxPool", AttrMap(), {x});
-  EXPECT_NE(msg.find("MaxPool 'test_node': required attribute 'kernel_shape' (INTS) is missing"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ShapeError>("AveragePool", AttrMap().ints("kernel_shape", {2}), {x});
-  EXPECT_NE(msg.find("AveragePool 'test_node': expected a 3-D input (N x C x 1 spatial dims"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ModelError>("MaxPool", AttrMap().ints("kernel_shape", {2, 2}).i("ceil_mode", 2),
-                             {x});
-  EXPECT_NE(msg.find("'ceil_mode' must be 0 or 1, but got 2"), std::string::npos) << msg;
-  msg = op_error<ModelError>("AveragePool",
-                             AttrMap().ints("kernel_shape", {2, 2}).i("count_include_pad", 5), {x});
-  EXPECT_NE(msg.find("'count_include_pad' must be 0 or 1"), std::string::npos) << msg;
-  msg = op_error<ShapeError>("MaxPool", AttrMap().ints("kernel_shape", {5, 5}), {x});
-  EXPECT_NE(msg.find("expected a padded input extent of at least 5"), std::string::npos) << msg;
-  msg = op_error<UnsupportedOpError>("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), {x}, 13, 2);
-  EXPECT_NE(msg.find("the optional output Indices is not supported"), std::string::npos) << msg;
-  msg = op_error<ShapeError>("GlobalAveragePool", AttrMap(), {iota_tensor({2, 3})});
-  EXPECT_NE(msg.find("GlobalAveragePool 'test_node': expected input X of rank >= 3"),
-            std::string::npos)
-      << msg;
-  msg = op_error<UnsupportedOpError>("GlobalMaxPool", AttrMap(),
-                                     {Tensor::zeros(DType::kFloat16, {1, 1, 2, 2})});
-  EXPECT_NE(msg.find("supports float32 only, but input X is float16"), std::string::npos) << msg;
+  expect_error<ModelError>(
+      [&] { run_op("MaxPool", AttrMap(), {x}); },
+      {"MaxPool 'test_node': required attribute 'kernel_shape' (INTS) is missing"});
+  expect_error<ShapeError>(
+      [&] { run_op("AveragePool", AttrMap().ints("kernel_shape", {2}), {x}); },
+      {"AveragePool 'test_node': expected a 3-D input (N x C x 1 spatial dims"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}).i("ceil_mode", 2), {x});
+      },
+      {"'ceil_mode' must be 0 or 1, but got 2"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("AveragePool", AttrMap().ints("kernel_shape", {2, 2}).i("count_include_pad", 5),
+               {x});
+      },
+      {"'count_include_pad' must be 0 or 1"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("MaxPool", AttrMap().ints("kernel_shape", {5, 5}), {x});
+      },
+      {"expected a padded input extent of at least 5"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), {x}, 13, 2);
+      },
+      {"the optional output Indices is not supported"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("GlobalAveragePool", AttrMap(), {iota_tensor({2, 3})});
+      },
+      {"GlobalAveragePool 'test_node': expected input X of rank >= 3"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run_op("GlobalMaxPool", AttrMap(), {Tensor::zeros(DType::kFloat16, {1, 1, 2, 2})});
+      },
+      {"supports float32 only, but input X is float16"});
 }
 
 }  // namespace

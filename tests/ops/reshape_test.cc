@@ -2,8 +2,8 @@
 // non-contiguous inputs, opset differences, errors.
 #include <gtest/gtest.h>
 
+#include "ops/op_test_util.h"
 #include "ops/registry.h"
-#include "ops/tensor_ops_util.h"
 
 namespace tern::test {
 namespace {

@@ -12,7 +12,7 @@ namespace tern {
 namespace {
 
 using test::AttrMap;
-using test::op_error;
+using test::expect_error;
 using test::run_op;
 
 const Tensor k2x2 = Tensor::from_vector({1, 2, 3, 4}, {1, 1, 2, 2});
@@ -177,40 +177,51 @@ TEST(ResizeOp, ScalesNotKnownAtPlanTime) {
 }
 
 TEST(ResizeOp, Errors) {
-  std::string msg = op_error<UnsupportedOpError>("Resize", AttrMap().s("mode", "cubic"),
-                                                 {k2x2, Tensor(), scales({1, 1, 2, 2})});
-  EXPECT_NE(msg.find("Resize 'test_node': mode 'cubic' is not supported"), std::string::npos)
-      << msg;
-  msg = op_error<UnsupportedOpError>(
-      "Resize", AttrMap().s("coordinate_transformation_mode", "tf_crop_and_resize"),
-      {k2x2, Tensor(), scales({1, 1, 2, 2})});
-  EXPECT_NE(msg.find("'tf_crop_and_resize' is not supported"), std::string::npos) << msg;
-  msg = op_error<ModelError>("Resize", AttrMap().s("mode", "bicubic"),
-                             {k2x2, Tensor(), scales({1, 1, 2, 2})});
-  EXPECT_NE(msg.find("attribute 'mode' is 'bicubic', expected one of"), std::string::npos) << msg;
-  msg = op_error<ModelError>("Resize", AttrMap(),
-                             {k2x2, Tensor(), scales({1, 1, 2, 2}), sizes({1, 1, 4, 4})});
-  EXPECT_NE(msg.find("expected exactly one of the inputs scales and sizes to be non-empty, but "
-                     "got both"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ModelError>("Resize", AttrMap(), {k2x2, Tensor(), Tensor::from_vector({}, {0})});
-  EXPECT_NE(msg.find("but got neither"), std::string::npos) << msg;
-  msg = op_error<ShapeError>("Resize", AttrMap(), {k2x2, Tensor(), scales({2, 2})});
-  EXPECT_NE(msg.find("expected scales with 4 values (one per dim of X [1, 1, 2, 2]), but got 2"),
-            std::string::npos)
-      << msg;
-  msg = op_error<InvalidArgument>("Resize", AttrMap(), {k2x2, Tensor(), scales({1, 1, 0, 2})});
-  EXPECT_NE(msg.find("expected scales > 0"), std::string::npos) << msg;
-  msg = op_error<UnsupportedOpError>("Resize", AttrMap().s("mode", "linear"),
-                                     {k2x2, Tensor(), scales({1, 2, 2, 2})});
-  EXPECT_NE(msg.find("linear mode resizes only the last two dims, but dim 1 changes from 1 to 2"),
-            std::string::npos)
-      << msg;
-  msg = op_error<ModelError>("Upsample", AttrMap(), {k2x2}, 7);
-  EXPECT_NE(msg.find("Upsample 'test_node': required attribute 'scales' (FLOATS) is missing"),
-            std::string::npos)
-      << msg;
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run_op("Resize", AttrMap().s("mode", "cubic"), {k2x2, Tensor(), scales({1, 1, 2, 2})});
+      },
+      {"Resize 'test_node': mode 'cubic' is not supported"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run_op("Resize", AttrMap().s("coordinate_transformation_mode", "tf_crop_and_resize"),
+               {k2x2, Tensor(), scales({1, 1, 2, 2})});
+      },
+      {"'tf_crop_and_resize' is not supported"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Resize", AttrMap().s("mode", "bicubic"), {k2x2, Tensor(), scales({1, 1, 2, 2})});
+      },
+      {"attribute 'mode' is 'bicubic', expected one of"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Resize", AttrMap(), {k2x2, Tensor(), scales({1, 1, 2, 2}), sizes({1, 1, 4, 4})});
+      },
+      {"expected exactly one of the inputs scales and sizes to be non-empty, but "
+       "got both"});
+  expect_error<ModelError>(
+      [&] {
+        run_op("Resize", AttrMap(), {k2x2, Tensor(), Tensor::from_vector({}, {0})});
+      },
+      {"but got neither"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("Resize", AttrMap(), {k2x2, Tensor(), scales({2, 2})});
+      },
+      {"expected scales with 4 values (one per dim of X [1, 1, 2, 2]), but got 2"});
+  expect_error<InvalidArgument>(
+      [&] {
+        run_op("Resize", AttrMap(), {k2x2, Tensor(), scales({1, 1, 0, 2})});
+      },
+      {"expected scales > 0"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run_op("Resize", AttrMap().s("mode", "linear"), {k2x2, Tensor(), scales({1, 2, 2, 2})});
+      },
+      {"linear mode resizes only the last two dims, but dim 1 changes from 1 to 2"});
+  expect_error<ModelError>(
+      [&] { run_op("Upsample", AttrMap(), {k2x2}, 7); },
+      {"Upsample 'test_node': required attribute 'scales' (FLOATS) is missing"});
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Shape: full shape, opset-15 start/end (negative and clamped), any dtype, scalars.
 #include <gtest/gtest.h>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

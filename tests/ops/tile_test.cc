@@ -2,7 +2,7 @@
 // zero repeats, errors.
 #include <gtest/gtest.h>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

@@ -2,7 +2,7 @@
 // input, threads, errors.
 #include <gtest/gtest.h>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

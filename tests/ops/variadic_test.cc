@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ops/tensor_ops_util.h"
+#include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {

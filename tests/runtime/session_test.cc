@@ -200,6 +200,31 @@ TEST(SessionLoad, FromMemoryEqualsFromFile) {
             b.run({{"input", x}})[1].tensor.to_float_vector());
 }
 
+// A model cannot make tern allocate without bound: every tensor, folded at plan time or
+// computed at run time, is checked against max_tensor_bytes before allocation.
+TEST(SessionLoad, TensorSizeLimitNamesTheNode) {
+  SessionOptions opt;
+  opt.num_threads = 1;
+  opt.max_tensor_bytes = 64 * 1024;  // the model's weights fit; 1x8x64x64 floats do not
+  Session s(repo_model(), opt);
+  try {
+    s.run({{"input", ramp({1, 3, 128, 128})}});
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("Conv '"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("over the limit of 65536"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SessionLoad, ManyShapesKeepFewPlansAndStayCorrect) {
+  Session s(repo_model(), {.num_threads = 1});
+  Tensor first = ramp({1, 3, 32, 32});
+  const std::vector<float> expected = s.run({{"input", first}})[2].tensor.to_float_vector();
+  for (int64_t w = 33; w < 45; ++w) s.run({{"input", ramp({1, 3, 32, w})}});  // evicts it
+  EXPECT_EQ(s.run({{"input", first}})[2].tensor.to_float_vector(), expected);
+}
+
 TEST(SessionLoad, BadThreadCount) {
   EXPECT_THROW(Session(repo_model(), {.num_threads = -1}), InvalidArgument);
 }

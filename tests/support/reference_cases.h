@@ -29,6 +29,18 @@ struct ReferenceCase {
   std::vector<CaseTensor> inputs;
   std::vector<CaseTensor> outputs;
   int64_t input_pixels = 0;  // H*W of the first input (for the arm64 size filter)
+  std::filesystem::path image;  // the photo the input was made from (absolute); "" if none
+  nlohmann::json checks;        // index.json "checks" (what the reference tooling recorded)
+  nlohmann::json image_meta;    // "image_meta" of the case's case.json (null if absent):
+                                // orig_wh, scale, resized_wh, pad_bottom_right
+
+  /// The reference output named `name`, or null.
+  const CaseTensor* output(const std::string& name) const {
+    for (const CaseTensor& t : outputs) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  }
 };
 
 /// All reference cases listed in index.json; empty when the folder is absent.
@@ -54,6 +66,11 @@ inline std::vector<ReferenceCase> load_reference_cases() {
     read(c.at("outputs"), rc.outputs);
     const Shape& s = rc.inputs.at(0).shape;
     rc.input_pixels = s.size() == 4 ? s[2] * s[3] : 0;
+    if (c.contains("image")) rc.image = root / c.at("image").get<std::string>();
+    rc.checks = c.value("checks", nlohmann::json());
+    if (std::ifstream case_json(rc.dir / "case.json"); case_json) {
+      rc.image_meta = nlohmann::json::parse(case_json).value("image_meta", nlohmann::json());
+    }
     cases.push_back(std::move(rc));
   }
   return cases;

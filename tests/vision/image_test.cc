@@ -56,7 +56,7 @@ Image gradient(int w, int h) {
 
 TEST(LoadImage, MissingFileIsIOErrorNamingIt) {
   const std::string path = temp_path("no_such_photo.jpg").string();
-  expect_error<IOError>([&] { load_image(path); }, {path, "No such file"});
+  expect_error<IOError>([&] { load_image(path); }, {path, "no such image file"});
 }
 
 TEST(LoadImage, GarbageBytesIsIOErrorNamingTheFileAndReason) {
@@ -75,7 +75,15 @@ TEST(LoadImage, EmptyFileIsIOError) {
 TEST(LoadImage, DirectoryIsIOError) {
   const fs::path dir = temp_path("a_directory.jpg");
   fs::create_directories(dir);
-  expect_error<IOError>([&] { load_image(dir.string()); }, {dir.string(), "directory"});
+  expect_error<IOError>([&] { load_image(dir.string()); },
+                        {dir.string(), "not a regular file", "directory"});
+}
+
+// /dev/zero never ends: load_image must refuse it at once, not read until memory runs out.
+TEST(LoadImage, DevZeroIsIOError) {
+  if (!fs::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  expect_error<IOError>([&] { load_image("/dev/zero"); },
+                        {"'/dev/zero'", "not a regular file", "character device"});
 }
 
 TEST(LoadImage, TruncatedPngIsIOError) {

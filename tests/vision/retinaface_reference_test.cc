@@ -5,16 +5,13 @@
 //
 // The oracles are independent of tern's runtime: the reference boxes come from ORT's raw
 // outputs (.bin) through retinaface_decode(), whose result is itself checked against
-// case.json (detection count and the top boxes the reference tooling printed).
+// the checks the reference tooling recorded in index.json (detection count, top boxes).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "support/reference_cases.h"
 #include "support/test_env.h"
@@ -24,85 +21,72 @@
 namespace tern::vision {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct FaceCase {
-  std::string name;
-  fs::path dir;
-  nlohmann::json json;
-  int64_t height = 0, width = 0;  // network input
-  float scale = 1;
-  bool padded = false;
-};
-
-fs::path case_root() { return test::models_dir() / "reference" / "retinaface_mnet025"; }
+// The retinaface_mnet025 cases of index.json (test::load_reference_cases()).
+const std::vector<test::ReferenceCase>& face_cases() {
+  static const std::vector<test::ReferenceCase> cases = [] {
+    std::vector<test::ReferenceCase> out;
+    for (test::ReferenceCase& c : test::load_reference_cases()) {
+      if (c.model == "retinaface_mnet025") out.push_back(std::move(c));
+    }
+    return out;
+  }();
+  return cases;
+}
 
 std::vector<std::string> case_names() {
   std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(case_root(), ec)) {
-    if (fs::exists(entry.path() / "case.json")) names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
+  for (const test::ReferenceCase& c : face_cases()) names.push_back(c.name);
   if (names.empty()) names.push_back("<none>");  // one test that skips
   return names;
 }
 
-FaceCase load_case(const std::string& name) {
-  FaceCase c;
-  c.name = name;
-  c.dir = case_root() / name;
-  std::ifstream f(c.dir / "case.json");
-  c.json = nlohmann::json::parse(f);
-  const Shape shape = c.json.at("inputs").at(0).at("shape").get<Shape>();
-  c.height = shape.at(2);
-  c.width = shape.at(3);
-  const auto& meta = c.json.at("image_meta");
-  c.scale = meta.at("scale").get<float>();
-  const auto pad = meta.at("pad_bottom_right").get<std::vector<int>>();
-  c.padded = pad.at(0) != 0 || pad.at(1) != 0;
-  return c;
-}
-
-Tensor read_output(const FaceCase& c, const std::string& name) {
-  for (const auto& out : c.json.at("outputs")) {
-    if (out.at("name") == name) {
-      Tensor t = test::read_raw_f32(c.dir / out.at("file").get<std::string>(),
-                                    out.at("shape").get<Shape>());
-      EXPECT_TRUE(t.defined()) << "cannot read output " << name << " of " << c.name;
-      return t;
-    }
+Tensor read_output(const test::ReferenceCase& c, const std::string& name) {
+  const test::CaseTensor* out = c.output(name);
+  if (out == nullptr) {
+    ADD_FAILURE() << "case " << c.name << " has no output " << name;
+    return Tensor();
   }
-  ADD_FAILURE() << "case " << c.name << " has no output " << name;
-  return Tensor();
-}
-
-// Faces decoded from ORT's outputs, in original photo pixels (threshold 0.6).
-std::vector<Face> reference_faces(const FaceCase& c) {
-  return retinaface_decode(read_output(c, "loc"), read_output(c, "conf"), read_output(c, "landms"),
-                           int(c.height), int(c.width), c.scale);
-}
-
-int64_t max_pixels() {
-  const char* env = std::getenv("TERN_TEST_MAX_PIXELS");
-  return env && *env ? std::atoll(env) : INT64_MAX;
+  Tensor t = test::read_raw_f32(out->file, out->shape);
+  EXPECT_TRUE(t.defined()) << "cannot read output " << name << " of " << c.name;
+  return t;
 }
 
 class RetinaFaceReference : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!fs::exists(case_root() / GetParam() / "case.json")) {
-      GTEST_SKIP() << "no reference cases under " << case_root();
+    const auto& cases = face_cases();
+    auto it = std::find_if(cases.begin(), cases.end(),
+                           [&](const test::ReferenceCase& c) { return c.name == GetParam(); });
+    if (it == cases.end()) {
+      GTEST_SKIP() << "no retinaface_mnet025 reference cases under " << test::models_dir();
     }
-    c_ = load_case(GetParam());
+    c_ = &*it;
+    ASSERT_FALSE(c_->image_meta.is_null()) << "case.json of " << c_->name << " has no image_meta";
+    ASSERT_FALSE(c_->image.empty()) << "case " << c_->name << " names no image";
+    const Shape& shape = c_->inputs.at(0).shape;  // [1, 3, H, W]
+    height_ = shape.at(2);
+    width_ = shape.at(3);
+    scale_ = c_->image_meta.at("scale").get<float>();
+    const auto pad = c_->image_meta.at("pad_bottom_right").get<std::vector<int>>();
+    padded_ = pad.at(0) != 0 || pad.at(1) != 0;
   }
-  FaceCase c_;
+
+  // Faces decoded from ORT's outputs, in original photo pixels (threshold 0.6).
+  std::vector<Face> reference_faces() const {
+    return retinaface_decode(read_output(*c_, "loc"), read_output(*c_, "conf"),
+                             read_output(*c_, "landms"), int(height_), int(width_), scale_);
+  }
+
+  const test::ReferenceCase* c_ = nullptr;
+  int64_t height_ = 0, width_ = 0;  // network input
+  float scale_ = 1;
+  bool padded_ = false;
 };
 
 // Our decoding of ORT's outputs agrees with what the reference tooling recorded.
 TEST_P(RetinaFaceReference, DecodingMatchesCaseJson) {
-  const std::vector<Face> faces = reference_faces(c_);
-  const auto& checks = c_.json.at("checks");
+  const std::vector<Face> faces = reference_faces();
+  const auto& checks = c_->checks;
   int over = 0;
   for (const Face& f : faces) over += f.score > 0.6f;
   EXPECT_EQ(over, checks.at("detections_score_gt_0.6_after_nms_0.4").get<int>());
@@ -112,7 +96,7 @@ TEST_P(RetinaFaceReference, DecodingMatchesCaseJson) {
   ASSERT_GE(faces.size(), boxes.size());
   for (size_t i = 0; i < boxes.size(); ++i) {
     for (int k = 0; k < 4; ++k) {
-      EXPECT_NEAR(faces[i].box[size_t(k)] * c_.scale, boxes[i][size_t(k)].get<double>(), 0.06)
+      EXPECT_NEAR(faces[i].box[size_t(k)] * scale_, boxes[i][size_t(k)].get<double>(), 0.06)
           << "face " << i << " coord " << k;
     }
     EXPECT_NEAR(faces[i].score, scores[i].get<double>(), 5.1e-5) << "face " << i;
@@ -123,15 +107,15 @@ TEST_P(RetinaFaceReference, DecodingMatchesCaseJson) {
 // the JPEG decoders differ (stb_image vs libjpeg: IDCT and chroma upsampling round
 // differently), by a level or two on a few pixels.
 TEST_P(RetinaFaceReference, PreprocessingMatchesReferenceInput) {
-  const Image photo = load_image((test::models_dir() / c_.json.at("image")).string());
+  const Image photo = load_image(c_->image.string());
   const RetinaFaceInput in =
-      retinaface_preprocess(photo, int(std::max(c_.height, c_.width)), c_.padded);
-  ASSERT_EQ(in.tensor.shape(), (Shape{1, 3, c_.height, c_.width}));
-  EXPECT_FLOAT_EQ(in.scale, c_.scale);
-  const auto resized = c_.json.at("image_meta").at("resized_wh").get<std::vector<int>>();
+      retinaface_preprocess(photo, int(std::max(height_, width_)), padded_);
+  ASSERT_EQ(in.tensor.shape(), (Shape{1, 3, height_, width_}));
+  EXPECT_FLOAT_EQ(in.scale, scale_);
+  const auto resized = c_->image_meta.at("resized_wh").get<std::vector<int>>();
   EXPECT_EQ(in.resized_width, resized.at(0));
   EXPECT_EQ(in.resized_height, resized.at(1));
-  const Tensor ref = test::read_raw_f32(c_.dir / "input.bin", in.tensor.shape());
+  const Tensor ref = test::read_raw_f32(c_->inputs.at(0).file, in.tensor.shape());
   ASSERT_TRUE(ref.defined());
   const float* a = in.tensor.data<float>();
   const float* b = ref.data<float>();
@@ -152,13 +136,15 @@ TEST_P(RetinaFaceReference, PreprocessingMatchesReferenceInput) {
 // THE key test: tern end to end (photo -> preprocessing -> runtime -> decoding) finds the
 // reference faces.
 TEST_P(RetinaFaceReference, DetectFacesFindsTheReferenceFaces) {
-  if (c_.height * c_.width > max_pixels()) GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
-  const std::vector<Face> expected = reference_faces(c_);
-  Session session((test::models_dir() / "retinaface_mnet025.onnx").string());
-  const Image photo = load_image((test::models_dir() / c_.json.at("image")).string());
+  if (c_->input_pixels > test::max_test_pixels()) {
+    GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
+  }
+  const std::vector<Face> expected = reference_faces();
+  Session session(c_->model_path.string());
+  const Image photo = load_image(c_->image.string());
   RetinaFaceOptions options;
-  options.size = int(std::max(c_.height, c_.width));
-  options.pad_to_square = c_.padded;
+  options.size = int(std::max(height_, width_));
+  options.pad_to_square = padded_;
   const std::vector<Face> found = detect_faces(session, photo, options);
 
   auto count_over = [](const std::vector<Face>& faces) {

@@ -120,8 +120,6 @@ std::string sanitize_file_name(const std::string& name) {
                     c == '.' || c == '_' || c == '-';
     if (!ok) c = '_';
   }
-  // "." and ".." are no file names.
-  if (out.empty() || out == "." || out == "..") out = std::string(out.size() + 1, '_');
   return out;
 }
 
@@ -134,6 +132,11 @@ std::string group_digits(int64_t value) {
   }
   if (value < 0) out.insert(out.begin(), '-');
   return out;
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 double peak_memory_mb() {

@@ -1,7 +1,8 @@
 // Helpers shared by the tern subcommands: usage errors, --shape parsing, file names,
-// number formatting, peak memory.
+// number formatting, timing, peak memory.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -38,11 +39,16 @@ std::map<std::string, Shape> resolve_input_shapes(const Session& session,
 /// "[1, 3, height, width]": the declared shape with symbolic dims by name ("?" unnamed).
 std::string declared_dims(const TensorInfo& info);
 
-/// `name` with every character outside [A-Za-z0-9._-] replaced by '_' ("" -> "_").
+/// `name` with every character outside [A-Za-z0-9._-] replaced by '_' ("a/b:0" ->
+/// "a_b_0"). With ".npy" appended it is always a file name inside the output folder: no
+/// '/', and ".", ".." or "" become "..npy", "...npy" or ".npy".
 std::string sanitize_file_name(const std::string& name);
 
 /// 1234567 -> "1,234,567".
 std::string group_digits(int64_t value);
+
+/// Milliseconds of wall-clock time since `start`.
+double ms_since(std::chrono::steady_clock::time_point start);
 
 /// Peak resident memory of this process (VmHWM of /proc/self/status) in MiB; -1 if
 /// unavailable.

@@ -67,16 +67,15 @@ int run_bench(const BenchOptions& opt) {
   }
   fmt::print("threads: {}\n", session.num_threads());
 
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   session.run(feeds);  // plans for these shapes: not part of the timings
-  const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const double first_ms = ms_since(t0);
   for (int i = 1; i < opt.warmup; ++i) session.run(feeds);
   std::vector<double> times;
   for (int i = 0; i < opt.runs; ++i) {
-    const auto start = Clock::now();
+    const auto start = std::chrono::steady_clock::now();
     session.run(feeds);
-    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    times.push_back(ms_since(start));
   }
   std::sort(times.begin(), times.end());
   fmt::print("runs:    {} timed after {} warm-up (first run, with planning: {:.2f} ms)\n", opt.runs,

@@ -18,12 +18,6 @@
 namespace tern::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
 struct FacesOptions {
   std::string image;
   std::string output;
@@ -149,7 +143,7 @@ struct DemoOptions {
 
 int run_demo(const DemoOptions& opt) {
   check_output(opt.output);
-  const auto start = Clock::now();
+  const auto start = std::chrono::steady_clock::now();
   const EmbeddedFile photo = embedded_photo();
   const EmbeddedFile model = embedded_model();
   SessionOptions session_options;

@@ -21,7 +21,9 @@ Command add_info(CLI::App& app) {
                        fmt::join(cpu.compiled_targets, " "));
             fmt::print("chosen target:    {} (run-time dispatch: best of both)\n", cpu.best_target);
             fmt::print("cores:            {}\n", cpu.num_cores);
-            fmt::print("default threads:  {} (OpenMP; --threads N overrides per command)\n",
+            fmt::print(
+                "default threads:  {} (a session's default: one per core available to tern; "
+                "--threads N overrides per command)\n",
                        cpu.default_threads);
             return 0;
           }};

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "base/check.h"
+#include "base/file_io.h"
 #include "base/npy.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -26,13 +27,6 @@ struct RunOptions {
   int threads = 0;
 };
 
-std::string lower_extension(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
 // Reads a .npy or .pb tensor file, by extension.
 Tensor read_tensor_file(const std::string& path) {
   const std::string ext = lower_extension(path);
@@ -43,30 +37,44 @@ Tensor read_tensor_file(const std::string& path) {
       path));
 }
 
-// Binds each --input value to a graph input. NAME=FILE, or just FILE for a model with one
-// input.
+// The model's input names for messages: "'a', 'b'" ("none" for no input).
+std::string input_names(const Session& session) {
+  std::string names;
+  for (const TensorInfo& in : session.inputs()) {
+    names += fmt::format("{}'{}'", names.empty() ? "" : ", ", in.name);
+  }
+  return names.empty() ? "none" : names;
+}
+
+// Binds each --input value to a graph input: NAME=FILE when NAME is one of the model's
+// input names (the longest that matches, so names may hold '='); otherwise, for a model
+// with one input, the whole value is the file (its name may hold '=').
 std::vector<NamedTensor> read_inputs(const Session& session, const std::vector<std::string>& args) {
   std::vector<NamedTensor> feeds;
   for (const std::string& arg : args) {
-    std::string name, file;
-    const size_t eq = arg.find('=');
-    bool named = false;
-    if (eq != std::string::npos) {
-      for (const TensorInfo& in : session.inputs()) named |= in.name == arg.substr(0, eq);
+    std::string name;
+    for (const TensorInfo& in : session.inputs()) {
+      if (arg.size() > in.name.size() && arg.compare(0, in.name.size(), in.name) == 0 &&
+          arg[in.name.size()] == '=' && in.name.size() >= name.size()) {
+        name = in.name;
+      }
     }
-    if (named) {
-      name = arg.substr(0, eq);
-      file = arg.substr(eq + 1);
-    } else if (eq == std::string::npos && session.inputs().size() == 1) {
+    std::string file;
+    const size_t eq = arg.find('=');
+    if (!name.empty()) {
+      file = arg.substr(name.size() + 1);
+    } else if (session.inputs().size() == 1) {
       name = session.inputs()[0].name;
       file = arg;
+      std::error_code ec;
+      TERN_CHECK(eq == std::string::npos || std::filesystem::exists(file, ec), InvalidArgument,
+                 "--input '{}': the model has no input named '{}' (its input is '{}') and there "
+                 "is no file of that whole name",
+                 arg, arg.substr(0, eq), name);
     } else {
-      std::string names;
-      for (const TensorInfo& in : session.inputs())
-        names += fmt::format("{}{}", names.empty() ? "" : ", ", in.name);
       TERN_THROW(InvalidArgument,
                  "--input '{}': expected NAME=FILE with NAME one of the model's inputs ({})", arg,
-                 names.empty() ? "none" : names);
+                 input_names(session));
     }
     feeds.push_back({name, read_tensor_file(file)});
   }
@@ -110,8 +118,7 @@ int run_run(const RunOptions& opt) {
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<NamedTensor> outputs = session.run(feeds);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = ms_since(start);
 
   if (opt.output_dir.empty()) {
     for (const NamedTensor& out : outputs) print_summary(out);
@@ -123,9 +130,10 @@ int run_run(const RunOptions& opt) {
                ec ? ec.message() : "a file of that name exists");
     std::set<std::string> used;
     for (const NamedTensor& out : outputs) {
-      std::string base = sanitize_file_name(out.name);
-      for (int k = 2; used.count(base); ++k)
-        base = sanitize_file_name(out.name) + "_" + std::to_string(k);
+      // Two names may sanitize alike ("a/b", "a_b"): never overwrite an output just written.
+      const std::string sanitized = sanitize_file_name(out.name);
+      std::string base = sanitized;
+      for (int k = 2; used.count(base); ++k) base = sanitized + "_" + std::to_string(k);
       used.insert(base);
       const std::string path = (std::filesystem::path(opt.output_dir) / (base + ".npy")).string();
       npy::write(path, out.tensor);
@@ -148,12 +156,14 @@ Command add_run(CLI::App& app) {
       "write OUTPUT.npy files");
   sub->add_option("MODEL", opt->model, "ONNX model file")->required();
   sub->add_option("-i,--input", opt->inputs,
-                  "NAME=FILE: a .npy or .pb tensor for input NAME (repeatable; FILE alone for a "
-                  "one-input model)")
+                  "NAME=FILE: a .npy or .pb tensor for input NAME (repeatable); for a "
+                  "one-input model also FILE alone (read as NAME=FILE only when NAME is the "
+                  "input's name)")
       ->allow_extra_args(false);
   sub->add_option("-d,--output-dir", opt->output_dir,
-                  "Write each output to DIR/<name>.npy (name with characters outside "
-                  "[A-Za-z0-9._-] replaced by _); DIR is created if missing");
+                  "Write each output to DIR/<name>.npy, the output's name with characters "
+                  "outside [A-Za-z0-9._-] replaced by _ (when two names become the same, the "
+                  "later gets _2, _3, ... before .npy); DIR is created if missing");
   sub->add_option("-t,--threads", opt->threads, "Threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   return {sub, [opt] { return run_run(*opt); }};

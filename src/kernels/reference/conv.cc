@@ -53,6 +53,8 @@ void f32_conv_nchw(const ConvParams& p, const float* x, const float* w, const fl
   const int64_t in_plane = p.in.size();
   const int64_t out_plane = p.out.size();
   const int64_t taps = p.kernel.size();
+  // Output positions whose taps read the input.
+  const WindowWalk walk{p.out, p.in, p.kernel, p.stride, p.dilation, p.pad_begin};
 
   for (int64_t oc = oc_begin; oc < oc_end; ++oc) {
     float* yc = y + oc * out_plane;
@@ -65,40 +67,18 @@ void f32_conv_nchw(const ConvParams& p, const float* x, const float* w, const fl
       const float* xc = x + (group * cin_per_group + ic) * in_plane;
       const float* wc = w + (oc * cin_per_group + ic) * taps;
 
-      for (int64_t kd = 0; kd < p.kernel.d; ++kd) {
-        // Output depths whose tap kd reads inside the input, and where it reads.
-        const int64_t off_d = kd * p.dilation.d - p.pad_begin.d;
-        const Range rd = valid_range(p.out.d, p.stride.d, off_d, p.in.d);
-        for (int64_t kh = 0; kh < p.kernel.h; ++kh) {
-          const int64_t off_h = kh * p.dilation.h - p.pad_begin.h;
-          const Range rh = valid_range(p.out.h, p.stride.h, off_h, p.in.h);
-          for (int64_t kw = 0; kw < p.kernel.w; ++kw) {
-            const int64_t off_w = kw * p.dilation.w - p.pad_begin.w;
-            const Range rw = valid_range(p.out.w, p.stride.w, off_w, p.in.w);
-            if (rd.empty() || rh.empty() || rw.empty()) continue;
-            const int64_t tap = (kd * p.kernel.h + kh) * p.kernel.w + kw;
-            float wv[kIcBlock];
-            for (int64_t b = 0; b < block; ++b) wv[b] = wc[b * taps + tap];
-
-            for (int64_t od = rd.begin; od < rd.end; ++od) {
-              const int64_t id = od * p.stride.d + off_d;
-              for (int64_t oh = rh.begin; oh < rh.end; ++oh) {
-                const int64_t ih = oh * p.stride.h + off_h;
-                const int64_t x_off = (id * p.in.h + ih) * p.in.w + rw.begin * p.stride.w + off_w;
-                float* yrow = yc + (od * p.out.h + oh) * p.out.w + rw.begin;
-                const int64_t n = rw.end - rw.begin;
-                if (block == kIcBlock) {
-                  const float* xrows[kIcBlock];
-                  for (int64_t b = 0; b < kIcBlock; ++b) xrows[b] = xc + b * in_plane + x_off;
-                  accumulate_row4(n, wv, xrows, p.stride.w, yrow);
-                } else {
-                  accumulate_row1(n, wv[0], xc + x_off, p.stride.w, yrow);
-                }
-              }
-            }
-          }
+      for_each_window_row(walk, [&](int64_t tap, int64_t y_off, int64_t x_off, int64_t n) {
+        float* yrow = yc + y_off;
+        if (block == kIcBlock) {
+          const float wv[kIcBlock] = {wc[tap], wc[taps + tap], wc[2 * taps + tap],
+                                      wc[3 * taps + tap]};
+          const float* xrows[kIcBlock];
+          for (int64_t b = 0; b < kIcBlock; ++b) xrows[b] = xc + b * in_plane + x_off;
+          accumulate_row4(n, wv, xrows, p.stride.w, yrow);
+        } else {
+          accumulate_row1(n, wc[tap], xc + x_off, p.stride.w, yrow);
         }
-      }
+      });
       ic += block;
     }
   }

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "base/float16.h"
+#include "kernels/reference/wrapping.h"
 
 namespace tern::kernels::ref {
 
@@ -54,50 +55,13 @@ inline bool is_nan(T v) {
   }
 }
 
-// Arithmetic that wraps for integers (signed overflow is UB in C++, unsigned arithmetic
-// wraps) and is plain IEEE arithmetic for floats.
-template <typename T>
-inline T add(T a, T b) {
-  if constexpr (kIsFloat<T>) {
-    return a + b;
-  } else {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  }
-}
-template <typename T>
-inline T sub(T a, T b) {
-  if constexpr (kIsFloat<T>) {
-    return a - b;
-  } else {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-  }
-}
-template <typename T>
-inline T mul(T a, T b) {
-  if constexpr (kIsFloat<T>) {
-    return a * b;
-  } else {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  }
-}
-template <typename T>
-inline T neg(T a) {
-  if constexpr (kIsFloat<T>) {
-    return -a;
-  } else {
-    return sub(T{0}, a);
-  }
-}
 // |x|: clears the sign bit of a float (|-0| = 0); |MIN| wraps to MIN for integers.
 template <typename T>
 inline T abs_of(T a) {
   if constexpr (kIsFloat<T>) {
     return std::fabs(a);
   } else {
-    return a < 0 ? neg(a) : a;
+    return a < 0 ? wrapping_neg(a) : a;
   }
 }
 // C division truncates toward zero; for integers MIN / -1 overflows, so negate instead.
@@ -106,7 +70,7 @@ inline T div(T a, T b) {
   if constexpr (kIsFloat<T>) {
     return a / b;
   } else {
-    return b == -1 ? neg(a) : static_cast<T>(a / b);
+    return b == -1 ? wrapping_neg(a) : static_cast<T>(a / b);
   }
 }
 
@@ -133,8 +97,8 @@ inline T int_pow(T base, T exp) {
   using U = std::make_unsigned_t<T>;
   U e = static_cast<U>(exp);
   while (e != 0) {
-    if (e & 1u) result = mul(result, base);
-    base = mul(base, base);
+    if (e & 1u) result = wrapping_mul(result, base);
+    base = wrapping_mul(base, base);
     e >>= 1;
   }
   return result;
@@ -159,39 +123,39 @@ inline TBase pow_one(TBase a, TExp b) {
 
 // Storage types of the dtypes (bool is a byte holding 0 or 1; float16 is its bits).
 template <DType D>
-struct Storage;
+struct StorageType;
 template <>
-struct Storage<DType::kFloat32> {
+struct StorageType<DType::kFloat32> {
   using T = float;
 };
 template <>
-struct Storage<DType::kFloat16> {
+struct StorageType<DType::kFloat16> {
   using T = uint16_t;
 };
 template <>
-struct Storage<DType::kInt8> {
+struct StorageType<DType::kInt8> {
   using T = int8_t;
 };
 template <>
-struct Storage<DType::kUint8> {
+struct StorageType<DType::kUint8> {
   using T = uint8_t;
 };
 template <>
-struct Storage<DType::kInt32> {
+struct StorageType<DType::kInt32> {
   using T = int32_t;
 };
 template <>
-struct Storage<DType::kInt64> {
+struct StorageType<DType::kInt64> {
   using T = int64_t;
 };
 template <>
-struct Storage<DType::kBool> {
+struct StorageType<DType::kBool> {
   using T = uint8_t;
 };
 
 template <DType From, DType To>
-inline typename Storage<To>::T convert(typename Storage<From>::T v) {
-  using TTo = typename Storage<To>::T;
+inline typename StorageType<To>::T convert(typename StorageType<From>::T v) {
+  using TTo = typename StorageType<To>::T;
   if constexpr (From == To) {
     return v;
   } else if constexpr (From == DType::kFloat16) {
@@ -212,9 +176,9 @@ inline typename Storage<To>::T convert(typename Storage<From>::T v) {
 
 template <DType From, DType To>
 void cast_run(int64_t n, const void* x, int64_t sx, void* y) {
-  map1(n, static_cast<const typename Storage<From>::T*>(x), sx,
-       static_cast<typename Storage<To>::T*>(y),
-       [](typename Storage<From>::T v) { return convert<From, To>(v); });
+  map1(n, static_cast<const typename StorageType<From>::T*>(x), sx,
+       static_cast<typename StorageType<To>::T*>(y),
+       [](typename StorageType<From>::T v) { return convert<From, To>(v); });
 }
 
 template <DType From>
@@ -260,7 +224,7 @@ void unary(const UnaryParams& p, int64_t n, const T* x, int64_t sx, T* y) {
     case UnaryKind::kRelu:
       return map1(n, x, sx, y, [](T v) { return v > T{0} ? v : T{0}; });
     case UnaryKind::kNeg:
-      return map1(n, x, sx, y, [](T v) { return neg(v); });
+      return map1(n, x, sx, y, [](T v) { return wrapping_neg(v); });
     case UnaryKind::kAbs:
       return map1(n, x, sx, y, [](T v) { return abs_of(v); });
     default:
@@ -323,11 +287,11 @@ template <typename T>
 void binary(BinaryKind kind, int64_t n, const T* a, int64_t sa, const T* b, int64_t sb, T* out) {
   switch (kind) {
     case BinaryKind::kAdd:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return add(x, y); });
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return wrapping_add(x, y); });
     case BinaryKind::kSub:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return sub(x, y); });
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return wrapping_sub(x, y); });
     case BinaryKind::kMul:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return mul(x, y); });
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return wrapping_mul(x, y); });
     case BinaryKind::kDiv:
       return map2(n, a, sa, b, sb, out, [](T x, T y) { return div(x, y); });
     case BinaryKind::kMax:
@@ -336,7 +300,8 @@ void binary(BinaryKind kind, int64_t n, const T* a, int64_t sa, const T* b, int6
     case BinaryKind::kMin:
       return map2(n, a, sa, b, sb, out, [](T x, T y) { return (y < x || is_nan(y)) ? y : x; });
     case BinaryKind::kPRelu:
-      return map2(n, a, sa, b, sb, out, [](T x, T slope) { return x < 0 ? mul(x, slope) : x; });
+      return map2(n, a, sa, b, sb, out,
+                  [](T x, T slope) { return x < 0 ? wrapping_mul(x, slope) : x; });
   }
 }
 

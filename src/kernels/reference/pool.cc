@@ -9,31 +9,13 @@ namespace {
 
 // Visits every tap of every window of one plane: fn(y_row, x_row, n, x_stride) for a run of
 // n outputs starting at y_row whose tap reads x_row[i * x_stride]. Taps outside the input
-// are skipped. Loop order kd -> kh -> kw -> od -> oh -> ow, inner runs contiguous in y.
+// are skipped (for_each_window_row in spatial.h).
 template <typename Fn>
 void for_each_tap_row(const PoolParams& p, const float* xc, float* yc, Fn&& fn) {
-  for (int64_t kd = 0; kd < p.kernel.d; ++kd) {
-    const int64_t off_d = kd * p.dilation.d - p.pad_begin.d;
-    const Range rd = valid_range(p.out.d, p.stride.d, off_d, p.in.d);
-    for (int64_t kh = 0; kh < p.kernel.h; ++kh) {
-      const int64_t off_h = kh * p.dilation.h - p.pad_begin.h;
-      const Range rh = valid_range(p.out.h, p.stride.h, off_h, p.in.h);
-      for (int64_t kw = 0; kw < p.kernel.w; ++kw) {
-        const int64_t off_w = kw * p.dilation.w - p.pad_begin.w;
-        const Range rw = valid_range(p.out.w, p.stride.w, off_w, p.in.w);
-        if (rd.empty() || rh.empty() || rw.empty()) continue;
-        for (int64_t od = rd.begin; od < rd.end; ++od) {
-          const int64_t id = od * p.stride.d + off_d;
-          for (int64_t oh = rh.begin; oh < rh.end; ++oh) {
-            const int64_t ih = oh * p.stride.h + off_h;
-            const float* xrow = xc + (id * p.in.h + ih) * p.in.w + rw.begin * p.stride.w + off_w;
-            float* yrow = yc + (od * p.out.h + oh) * p.out.w + rw.begin;
-            fn(yrow, xrow, rw.end - rw.begin, p.stride.w);
-          }
-        }
-      }
-    }
-  }
+  const WindowWalk walk{p.out, p.in, p.kernel, p.stride, p.dilation, p.pad_begin};
+  for_each_window_row(walk, [&](int64_t, int64_t y_off, int64_t x_off, int64_t n) {
+    fn(yc + y_off, xc + x_off, n, p.stride.w);
+  });
 }
 
 // Number of taps j in [0, k) whose position start + j*dilation lies in [lo, hi).

@@ -3,19 +3,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/reference/wrapping.h"
+
 namespace tern::kernels::ref {
 
 namespace {
-
-template <typename T>
-inline T add(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return a + b;
-  } else {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  }
-}
 
 template <typename T>
 inline T max_of(T a, T b) {
@@ -50,7 +42,7 @@ void reduce(const ReduceParams& p, const T* in, T* out) {
       if (is_max) {
         for (int64_t r = 0; r < R; ++r) acc = max_of(acc, src[r]);
       } else {
-        for (int64_t r = 0; r < R; ++r) acc = add(acc, src[r]);
+        for (int64_t r = 0; r < R; ++r) acc = wrapping_add(acc, src[r]);
       }
       dst[0] = acc;
     } else {
@@ -61,7 +53,7 @@ void reduce(const ReduceParams& p, const T* in, T* out) {
         if (is_max) {
           for (int64_t i = 0; i < inner; ++i) dst[i] = max_of(dst[i], row[i]);
         } else {
-          for (int64_t i = 0; i < inner; ++i) dst[i] = add(dst[i], row[i]);
+          for (int64_t i = 0; i < inner; ++i) dst[i] = wrapping_add(dst[i], row[i]);
         }
       }
     }
