@@ -18,13 +18,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 
 host_pkgs=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build git
   protobuf-compiler libprotobuf-dev
   libonnx-dev            # only for /usr/include/onnx/onnx.proto; tern never links libonnx
   libhwy-dev libstb-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format
-  python3 python3-numpy   # Debian's python, used by a few test helpers
+  clang-format            # `make format`
 )
 arm64_pkgs=(
   g++-aarch64-linux-gnu qemu-user
