@@ -3,6 +3,7 @@
 // (2 FLOP per multiply-accumulate) as the "GFLOPs" counter.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <vector>
 
 #include "kernels/reference/conv.h"
@@ -49,10 +50,10 @@ void BM_f32_conv_nchw_reference(benchmark::State& state) {
   state.counters["GFLOPs"] =
       benchmark::Counter(flops * 1e-9 * static_cast<double>(state.iterations()),
                          benchmark::Counter::kIsRate);
-  state.SetLabel("C" + std::to_string(l.c) + " M" + std::to_string(l.m) + " g" +
-                 std::to_string(l.groups) + " " + std::to_string(l.in) + "x" +
-                 std::to_string(l.in) + " k" + std::to_string(l.k) + " s" +
-                 std::to_string(l.stride));
+  char label[96];  // snprintf: GCC 12 warns falsely (-Wrestrict) on std::string concatenation
+  std::snprintf(label, sizeof label, "C%ld M%ld g%ld %ldx%ld k%ld s%ld", long(l.c), long(l.m),
+                long(l.groups), long(l.in), long(l.in), long(l.k), long(l.stride));
+  state.SetLabel(label);
 }
 BENCHMARK(BM_f32_conv_nchw_reference)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 

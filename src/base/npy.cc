@@ -24,10 +24,10 @@ constexpr size_t kMagicLen = 6;
 // A header is a short dict; numpy itself refuses headers over 10000 bytes by default.
 // The cap keeps a hostile header length from causing a large allocation.
 constexpr uint64_t kMaxHeaderLen = uint64_t{1} << 20;
-constexpr size_t kAlign = 64;
+constexpr size_t kAlign = 64;  // numpy pads magic + length + header to a multiple of 64
 // read() takes files up to 2 GiB (the size of one ONNX initializer by default). It holds
 // the whole file while it copies the data into the tensor: twice the data at the peak.
-constexpr int64_t kMaxFileBytes = int64_t{1} << 31;  // numpy pads magic + length + header to a multiple of 64
+constexpr int64_t kMaxFileBytes = int64_t{1} << 31;
 
 struct Preamble {
   int major = 0;

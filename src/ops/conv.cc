@@ -17,30 +17,12 @@ namespace {
 /// mismatch ("expected input with 64 channels, but got 32") or shape arithmetic that
 /// overflows int64, ModelError for bad attributes, UnsupportedOpError for a dtype other
 /// than float32.
-class ConvOp final : public Op {
+class ConvOp final : public ConvLikeOp<kernels::ref::ConvParams, kernels::ref::f32_conv_nchw> {
  public:
   ConvOp(const Attrs& a, const OpContext& ctx)
-      : Op(ctx), window_(parse_window_attrs(a, false)), group_(a.get_int("group", 1)) {
+      : ConvLikeOp(ctx), window_(parse_window_attrs(a, false)), group_(a.get_int("group", 1)) {
     TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
                group_);
-  }
-
-  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_dtypes(inputs, {DType::kFloat32}, where(), {"X", "W", "B"});
-    const Shape& x = inputs[0].shape;
-    const kernels::ref::ConvParams p = geometry(x, inputs[1].shape);
-    check_conv_bias(inputs, p.out_channels, where());
-    return {TensorType{DType::kFloat32, window_output_shape(x[0], p.out_channels, p.out,
-                                                            static_cast<int>(x.size()) - 2)}};
-  }
-
-  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
-           const ExecContext& ctx) const override {
-    const Tensor x = inputs[0].contiguous();
-    const Tensor w = inputs[1].contiguous();
-    const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
-    run_conv_images(geometry(x.shape(), w.shape()), x, w, b, outputs[0], ctx.num_threads,
-                    kernels::ref::f32_conv_nchw);
   }
 
   // N * M * prod(out spatial) * (C / group) * prod(kernel), saturated.
@@ -50,8 +32,7 @@ class ConvOp final : public Op {
   }
 
  private:
-  // Checks X and W against each other and the attributes; returns the kernel geometry.
-  kernels::ref::ConvParams geometry(const Shape& x, const Shape& w) const {
+  kernels::ref::ConvParams geometry(const Shape& x, const Shape& w) const override {
     std::vector<int64_t> kernel = check_conv_operands(window_, x, w, where());
     const int spatial = static_cast<int>(x.size()) - 2;
     const int64_t c = x[1];

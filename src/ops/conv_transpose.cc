@@ -22,10 +22,11 @@ namespace {
 ///     NOTSET: Oi = stride*(in-1) + output_padding + span - pad_begin - pad_end.
 /// Errors as Conv (ShapeError, also for shape arithmetic that overflows int64;
 /// ModelError; UnsupportedOpError).
-class ConvTransposeOp final : public Op {
+class ConvTransposeOp final
+    : public ConvLikeOp<kernels::ref::ConvTransposeParams, kernels::ref::f32_conv_transpose_nchw> {
  public:
   ConvTransposeOp(const Attrs& a, const OpContext& ctx)
-      : Op(ctx),
+      : ConvLikeOp(ctx),
         window_(parse_window_attrs(a, false)),
         group_(a.get_int("group", 1)),
         output_padding_(a.get_ints("output_padding", {})),
@@ -44,31 +45,13 @@ class ConvTransposeOp final : public Op {
     }
   }
 
-  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_dtypes(inputs, {DType::kFloat32}, where(), {"X", "W", "B"});
-    const Shape& x = inputs[0].shape;
-    const kernels::ref::ConvTransposeParams p = geometry(x, inputs[1].shape);
-    check_conv_bias(inputs, p.out_channels, where());
-    return {TensorType{DType::kFloat32, window_output_shape(x[0], p.out_channels, p.out,
-                                                            static_cast<int>(x.size()) - 2)}};
-  }
-
-  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
-           const ExecContext& ctx) const override {
-    const Tensor x = inputs[0].contiguous();
-    const Tensor w = inputs[1].contiguous();
-    const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
-    run_conv_images(geometry(x.shape(), w.shape()), x, w, b, outputs[0], ctx.num_threads,
-                    kernels::ref::f32_conv_transpose_nchw);
-  }
-
   // Every input element meets every tap of M/group output channels, saturated.
   int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {
     return conv_macs(saturating_product(inputs[0].shape), inputs[1].shape);
   }
 
  private:
-  kernels::ref::ConvTransposeParams geometry(const Shape& x, const Shape& w) const {
+  kernels::ref::ConvTransposeParams geometry(const Shape& x, const Shape& w) const override {
     std::vector<int64_t> kernel = check_conv_operands(window_, x, w, where());
     const int64_t rank = static_cast<int64_t>(x.size());
     const int spatial = static_cast<int>(rank) - 2;

@@ -67,7 +67,7 @@ int64_t checked_numel(const Shape& shape, const std::string& where, const char* 
     TERN_CHECK(d >= 0, ShapeError, "{}: the {} shape {} has a negative dim", where, what,
                shape_str(shape));
     TERN_CHECK(!__builtin_mul_overflow(n, d, &n), ShapeError,
-               "{}: the {} of shape {} has more elements than int64 can count", where, what,
+               "{}: the {} shape {} has more elements than int64 can count", where, what,
                shape_str(shape));
   }
   return n;

@@ -54,7 +54,8 @@ void check_same_dtype(DType got, DType expected, const std::string& where, int i
 std::string dtype_list(std::initializer_list<DType> dtypes);
 
 /// The values of an int32 or int64 tensor of rank 0 or 1 (shape, starts, axes, repeats...)
-/// as int64. Throws InvalidArgument for another dtype or a higher rank.
+/// as int64. Throws UnsupportedOpError for another dtype (check_dtype) and InvalidArgument
+/// for a higher rank.
 std::vector<int64_t> int_values(const Tensor& t, const std::string& where, int index,
                                 const char* name);
 
@@ -103,9 +104,9 @@ inline int64_t saturating_product(std::span<const int64_t> dims) {
   return r;
 }
 
-/// Element count of `shape` (dims >= 0). Throws ShapeError "{where}: the {what} of shape
+/// Element count of `shape` (dims >= 0). Throws ShapeError "{where}: the {what} shape
 /// [..] has more elements than int64 can count" when the product overflows, and for a
-/// negative dim. `what` names the tensor ("output").
+/// negative dim. `what` names the tensor ("output", "input", "requested").
 int64_t checked_numel(const Shape& shape, const std::string& where, const char* what = "output");
 
 /// True when input `i` exists in `inputs` and is present (not an omitted optional input).

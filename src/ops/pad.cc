@@ -41,6 +41,12 @@ class PadOp final : public Op {
     check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "data");
     TERN_CHECK(inputs.size() < 4 || !inputs[3].present, UnsupportedOpError,
                "{}: the axes input (Pad-18) is not supported", where());
+    if (context().opset >= 11 && has_input(inputs, 2)) {
+      check_same_dtype(inputs[2].dtype, inputs[0].dtype, where(), 2, "constant_value", 0, "data");
+      TERN_CHECK(shape_numel(inputs[2].shape) <= 1, InvalidArgument,
+                 "{}: expected constant_value to be one value, but got shape {}", where(),
+                 shape_str(inputs[2].shape));
+    }
     const std::vector<int64_t> pads = read_pads(inputs);
     const Shape& x = inputs[0].shape;
     const size_t rank = x.size();
@@ -76,12 +82,8 @@ class PadOp final : public Op {
     if (y.numel() == 0) return;
     const int rank = x.rank();
     float value = value_attr_;
-    if (ctx_.opset >= 11 && inputs.size() > 2 && inputs[2].defined() && inputs[2].numel() > 0) {
-      check_same_dtype(inputs[2].dtype(), x.dtype(), where(), 2, "constant_value", 0, "data");
-      TERN_CHECK(inputs[2].numel() == 1, InvalidArgument,
-                 "{}: expected constant_value to be one value, but got shape {}", where(),
-                 shape_str(inputs[2].shape()));
-      value = inputs[2].contiguous().data<float>()[0];
+    if (ctx_.opset >= 11 && has_input(inputs, 2) && inputs[2].numel() == 1) {
+      value = inputs[2].contiguous().data<float>()[0];  // infer() checked dtype and size
     }
     if (rank == 0) {  // a scalar has nothing to pad
       y.data<float>()[0] = x.data<float>()[0];

@@ -128,9 +128,8 @@ class GlobalPoolOp : public Op {
     TERN_CHECK(x.size() >= 3, ShapeError,
                "{}: expected input X of rank >= 3 (N x C x spatial dims), but got shape {}",
                where(), shape_str(x));
-    TERN_CHECK(checked_numel(Shape(x.begin() + 2, x.end()), where(), "spatial part") > 0,
-               ShapeError, "{}: expected non-empty spatial dims, but got shape {}", where(),
-               shape_str(x));
+    TERN_CHECK(checked_numel(Shape(x.begin() + 2, x.end()), where(), "spatial") > 0, ShapeError,
+               "{}: expected non-empty spatial dims, but got shape {}", where(), shape_str(x));
     Shape y(x.size(), 1);
     y[0] = x[0];
     y[1] = x[1];

@@ -101,9 +101,9 @@ class FlattenOp final : public ViewOp {
     const int axis = normalize_axis(axis_, static_cast<int>(x.shape.size()), where(), "axis", true);
     const Shape outer(x.shape.begin(), x.shape.begin() + axis);
     const Shape inner(x.shape.begin() + axis, x.shape.end());
-    return {TensorType{x.dtype,
-                       {checked_numel(outer, where(), "outer part"),
-                        checked_numel(inner, where(), "inner part")}}};
+    return {TensorType{
+        x.dtype,
+        {checked_numel(outer, where(), "leading"), checked_numel(inner, where(), "trailing")}}};
   }
 
  private:

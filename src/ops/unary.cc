@@ -67,12 +67,13 @@ class UnaryOp final : public Op {
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
+    auto make_kernel = [this]<typename T>() {
+      return [this](int64_t n, const T* x, int64_t sx, T* y) {
+        kernels::ref::unary<T>(params_, n, x, sx, y);
+      };
+    };
     run_unary<float, int32_t, int64_t>(inputs[0], outputs[0], where(), ctx.num_threads,
-                                       [&]<typename T>() {
-                                         return [&](int64_t n, const T* x, int64_t sx, T* y) {
-                                           kernels::ref::unary<T>(params_, n, x, sx, y);
-                                         };
-                                       });
+                                       make_kernel);
   }
 
  private:

@@ -11,6 +11,7 @@
 #include "kernels/reference/spatial.h"
 #include "ops/attrs.h"
 #include "ops/op.h"
+#include "ops/op_args.h"
 
 namespace tern::ops {
 
@@ -99,27 +100,54 @@ Shape window_output_shape(int64_t batch, int64_t out_channels, const kernels::re
 /// input elements): numel * prod(W dims 1..), saturated to INT64_MAX.
 int64_t conv_macs(int64_t numel, const Shape& w);
 
-/// Runs `kernel(p, x_image, w, bias, y_image, oc_begin, oc_end)` (f32_conv_nchw or
-/// f32_conv_transpose_nchw) for every (image, output channel) pair of x: [N, C, ...]
-/// into y: [N, M, ...], split across `num_threads` OpenMP threads. Params is ConvParams
-/// or ConvTransposeParams (in_channels, out_channels, in, out); b may be undefined.
-template <typename Params, typename Kernel>
-void run_conv_images(const Params& p, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                     int num_threads, Kernel kernel) {
-  const int64_t batch = x.dim(0);
-  const int64_t x_image = p.in_channels * p.in.size();
-  const int64_t y_image = p.out_channels * p.out.size();
-  const float* xd = x.data<float>();
-  const float* wd = w.data<float>();
-  const float* bd = b.defined() ? b.data<float>() : nullptr;
-  float* yd = y.data<float>();
-  const int64_t work = batch * p.out_channels;
-#pragma omp parallel for num_threads(num_threads) schedule(static)
-  for (int64_t i = 0; i < work; ++i) {
-    const int64_t n = i / p.out_channels;
-    const int64_t oc = i % p.out_channels;
-    kernel(p, xd + n * x_image, wd, bd, yd + n * y_image, oc, oc + 1);
+/// The infer() and run() that Conv and ConvTranspose share. Params is
+/// kernels::ref::ConvParams or ConvTransposeParams (in_channels, out_channels, in, out);
+/// Kernel is f32_conv_nchw or f32_conv_transpose_nchw. A subclass parses its attributes
+/// and implements geometry(): the checks of X and W and the kernel parameters.
+///   infer: every input float32 (UnsupportedOpError), geometry(), bias B of shape [M];
+///          Y: [N, M, O1, ..., On].
+///   run:   Kernel(p, x_image, w, bias, y_image, oc, oc + 1) for every (image, output
+///          channel) pair, split across the OpenMP threads.
+template <typename Params, void (*Kernel)(const Params&, const float*, const float*, const float*,
+                                          float*, int64_t, int64_t)>
+class ConvLikeOp : public Op {
+ public:
+  using Op::Op;
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    check_dtypes(inputs, {DType::kFloat32}, where(), {"X", "W", "B"});
+    const Shape& x = inputs[0].shape;
+    const Params p = geometry(x, inputs[1].shape);
+    check_conv_bias(inputs, p.out_channels, where());
+    return {TensorType{DType::kFloat32, window_output_shape(x[0], p.out_channels, p.out,
+                                                            static_cast<int>(x.size()) - 2)}};
   }
-}
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    const Tensor x = inputs[0].contiguous();
+    const Tensor w = inputs[1].contiguous();
+    const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
+    const Params p = geometry(x.shape(), w.shape());
+    const int64_t x_image = p.in_channels * p.in.size();
+    const int64_t y_image = p.out_channels * p.out.size();
+    const float* xd = x.data<float>();
+    const float* wd = w.data<float>();
+    const float* bd = b.defined() ? b.data<float>() : nullptr;
+    float* yd = outputs[0].data<float>();
+    const int64_t work = x.dim(0) * p.out_channels;
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+    for (int64_t i = 0; i < work; ++i) {
+      const int64_t n = i / p.out_channels;
+      const int64_t oc = i % p.out_channels;
+      Kernel(p, xd + n * x_image, wd, bd, yd + n * y_image, oc, oc + 1);
+    }
+  }
+
+ protected:
+  /// Checks X and W against each other and the attributes (ShapeError prefixed by
+  /// where()); returns the kernel parameters.
+  virtual Params geometry(const Shape& x, const Shape& w) const = 0;
+};
 
 }  // namespace tern::ops

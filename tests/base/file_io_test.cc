@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "support/test_env.h"
 #include "tern/status.h"
 
 namespace tern {
@@ -21,27 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// A scratch directory removed at the end of the test.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            (std::string("tern_file_io_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using test::write_bytes;
 
 // Expects read_file_bytes(path, "test", max_bytes) to throw IOError with a message that
 // contains the quoted path and every one of `parts`.
@@ -57,7 +37,7 @@ void expect_io_error(const std::string& path, int64_t max_bytes,
 }
 
 TEST(ReadFileBytes, ReadsEveryByte) {
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   std::string bytes;
   for (int i = 0; i < 5000; ++i) bytes.push_back(static_cast<char>(i * 7 % 256));  // has NULs
   write_bytes(dir.file("data.bin"), bytes);
@@ -67,14 +47,14 @@ TEST(ReadFileBytes, ReadsEveryByte) {
 }
 
 TEST(ReadFileBytes, FollowsSymlinksToRegularFiles) {
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   write_bytes(dir.file("target.bin"), "abc");
   fs::create_symlink(dir.file("target.bin"), dir.file("link.bin"));
   EXPECT_EQ(read_file_bytes(dir.file("link.bin"), "test", 100), "abc");
 }
 
 TEST(ReadFileBytes, MissingFile) {
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   expect_io_error(dir.file("missing.onnx"), 100, {"no such test file"});
   // A missing folder, or a file used as a folder, on the way.
   expect_io_error(dir.file("no_dir/x.onnx"), 100, {"no such test file"});
@@ -84,7 +64,7 @@ TEST(ReadFileBytes, MissingFile) {
 }
 
 TEST(ReadFileBytes, Directory) {
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   fs::create_directories(dir.file("a_directory.jpg"));
   expect_io_error(dir.file("a_directory.jpg"), 100, {"not a regular file", "a directory"});
 }
@@ -97,20 +77,20 @@ TEST(ReadFileBytes, CharacterDevice) {
 
 // Opening a FIFO for reading blocks until a writer comes: it must be refused, not waited on.
 TEST(ReadFileBytes, FifoDoesNotBlock) {
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   const std::string fifo = dir.file("pipe.npy");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << "mkfifo failed";
   expect_io_error(fifo, 100, {"not a regular file", "a FIFO"});
 }
 
 TEST(ReadFileBytes, EmptyFile) {
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   write_bytes(dir.file("empty.npy"), "");
   expect_io_error(dir.file("empty.npy"), 100, {"the test file is empty (0 bytes)"});
 }
 
 TEST(ReadFileBytes, OverTheLimit) {
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   write_bytes(dir.file("big.bin"), std::string(3000, 'a'));
   expect_io_error(dir.file("big.bin"), 2999,
                   {"the test file is 2.9 KiB (3000 bytes), over the 2.9 KiB limit (2999 bytes)"});
@@ -119,7 +99,7 @@ TEST(ReadFileBytes, OverTheLimit) {
 
 TEST(ReadFileBytes, UnreadableFile) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
-  ScratchDir dir;
+  test::ScratchDir dir("file_io");
   write_bytes(dir.file("secret.bin"), "abc");
   fs::permissions(dir.file("secret.bin"), fs::perms::none);
   expect_io_error(dir.file("secret.bin"), 100, {"cannot open test file", "Permission denied"});

@@ -4,17 +4,16 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "base/float16.h"
+#include "support/test_env.h"
 #include "tern/status.h"
 
 namespace tern {
@@ -246,27 +245,7 @@ std::string make_npy(const std::string& dict, const std::string& data = "") {
   return out + header + data;
 }
 
-// A scratch directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            (std::string("tern_npy_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using test::write_bytes;
 
 // ---- files written by numpy -----------------------------------------------------------
 
@@ -410,7 +389,7 @@ TEST(NpyWrite, RoundTripEveryDtypeInMemory) {
 }
 
 TEST(NpyWrite, RoundTripThroughFiles) {
-  TempDir dir;
+  test::ScratchDir dir("npy");
   for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt8, DType::kUint8, DType::kInt32,
                       DType::kInt64, DType::kBool}) {
     const Tensor t = patterned(dtype, {3, 7});
@@ -474,7 +453,7 @@ TEST(NpyWrite, UnwritablePathIsIOError) {
 // ---- malformed input ------------------------------------------------------------------
 
 TEST(NpyErrors, MissingFileDirectoryAndEmptyFile) {
-  TempDir dir;
+  test::ScratchDir dir("npy");
   try {
     npy::read(dir.file("missing.npy"));
     ADD_FAILURE() << "expected IOError";
@@ -535,7 +514,7 @@ TEST(NpyErrors, EveryTruncationIsAnError) {
 }
 
 TEST(NpyErrors, TruncatedFileNamesThePath) {
-  TempDir dir;
+  test::ScratchDir dir("npy");
   const std::string full = fixture_string(kI64);
   const std::string path = dir.file("cut.npy");
   write_bytes(path, full.substr(0, full.size() - 3));

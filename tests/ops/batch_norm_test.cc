@@ -70,6 +70,34 @@ TEST(BatchNormOp, TrainingIsUnsupported) {
       {"output 1 (a training output"});
 }
 
+TEST(BatchNormOp, TrainingOutputsFailAtCreation) {
+  // The node's declared output count is enough: creation fails, before any infer or run.
+  for (int opset : {7, 9, 14, 15}) {
+    for (int outputs : {2, 3, 5}) {
+      expect_error<UnsupportedOpError>(
+          [&] { test::make_op("BatchNormalization", AttrMap(), opset, outputs); },
+          {"BatchNormalization 'test_node'", "declares " + std::to_string(outputs) + " outputs",
+           "output 1 (a training output", "only Y"});
+    }
+    EXPECT_NO_THROW(test::make_op("BatchNormalization", AttrMap(), opset, 1));
+  }
+  // Y is the only output type inferred.
+  const std::vector<Tensor> tensors = onnx_example_inputs();
+  std::vector<ops::InferInput> in;
+  for (const Tensor& t : tensors) in.push_back({true, t.dtype(), t.shape(), &t});
+  EXPECT_EQ(test::make_op("BatchNormalization", AttrMap(), 15, 1)->infer(in).size(), 1u);
+}
+
+TEST(BatchNormOp, ErrorsKeepTheirTypes) {
+  // A dtype the op does not implement is UnsupportedOpError naming the input.
+  std::vector<Tensor> in = onnx_example_inputs();
+  in[3] = Tensor::zeros(DType::kFloat16, in[3].shape());
+  expect_error<UnsupportedOpError>(
+      [&] { run_op("BatchNormalization", AttrMap(), in); },
+      {"BatchNormalization 'test_node': input 3 (input_mean) dtype float16 is not supported "
+       "(supported: float32)"});
+}
+
 TEST(BatchNormOp, Errors) {
   std::vector<Tensor> in = onnx_example_inputs();
   in[4] = Tensor::from_vector({1, 1, 1}, {3});

@@ -174,11 +174,11 @@ TEST(Binary, PRelu) {
         run1("PRelu", {f32({1.f, 2.f}, {2}), f32({1, 1, 1, 1}, {2, 2})});
       },
       {"PRelu 'test_node'", "slope", "[2, 2]", "[2]"});
-  expect_error<InvalidArgument>(
+  expect_error<UnsupportedOpError>(
       [] {
         run1("PRelu", {i64({1}, {1}), i64({1}, {1})}, {}, 15);
       },
-      {"PRelu 'test_node'", "float32"});
+      {"PRelu 'test_node'", "dtype int64 is not supported (supported: float32)"});
 }
 
 TEST(Binary, Errors) {
@@ -192,11 +192,11 @@ TEST(Binary, Errors) {
         run1("Mul", {f32({1}, {1}), i64({1}, {1})});
       },
       {"Mul 'test_node'", "input 1", "float32", "int64"});
-  expect_error<InvalidArgument>(
+  expect_error<UnsupportedOpError>(
       [] {
         run1("Add", {make<uint8_t>({1}, {1}), make<uint8_t>({1}, {1})});
       },
-      {"Add 'test_node'", "uint8"});
+      {"Add 'test_node'", "uint8", "is not supported (supported: float32, int32 or int64)"});
 }
 
 }  // namespace

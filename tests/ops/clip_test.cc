@@ -17,12 +17,28 @@ TEST(Clip, AttributesBeforeOpset11) {
   const Tensor y = run1("Clip", {x}, AttrMap().f("min", 0.f).f("max", 6.f), 6);
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   EXPECT_EQ(y.to_float_vector(), (std::vector<float>{0.f, 0.f, 0.f, 2.f, 6.f, 6.f}));
-  // Defaults are -inf / +inf: infinities pass unchanged.
+  // Clip-6 defaults are numeric_limits<float>::lowest() / max(): infinities are clipped
+  // to the float range, finite values pass.
+  constexpr float kLowest = std::numeric_limits<float>::lowest();
+  constexpr float kMax = std::numeric_limits<float>::max();
   EXPECT_EQ(
       run1("Clip", {f32({-kInf, 1.f, kInf}, {3})}, AttrMap().f("max", 2.f), 6).to_float_vector(),
-      (std::vector<float>{-kInf, 1.f, 2.f}));
+      (std::vector<float>{kLowest, 1.f, 2.f}));
   EXPECT_EQ(run1("Clip", {f32({-kInf, kInf}, {2})}, {}, 6).to_float_vector(),
+            (std::vector<float>{kLowest, kMax}));
+  EXPECT_EQ(
+      run1("Clip", {f32({-kInf, kLowest, 0.f, kMax, kInf}, {5})}, AttrMap().f("min", -1.f), 10)
+          .to_float_vector(),
+      (std::vector<float>{-1.f, -1.f, 0.f, kMax, kMax}));
+}
+
+TEST(Clip, MissingBoundsFromOpset11AreInfinite) {
+  // From opset 11 a missing float bound clips nothing, infinities included.
+  EXPECT_EQ(run1("Clip", {f32({-kInf, kInf}, {2})}, {}, 11).to_float_vector(),
             (std::vector<float>{-kInf, kInf}));
+  EXPECT_EQ(run1("Clip", {f32({-kInf, 1.f, kInf}, {3}), Tensor(), Tensor::scalar_f32(2.f)}, {}, 13)
+                .to_float_vector(),
+            (std::vector<float>{-kInf, 1.f, 2.f}));
 }
 
 TEST(Clip, InputsFromOpset11) {
@@ -70,8 +86,8 @@ TEST(Clip, IntegerDtypesFromOpset12) {
   // No bounds: the type's full range.
   EXPECT_EQ(run1("Clip", {make<int8_t>({-128, 127}, {2})}, {}, 13).to_int64_vector(),
             (std::vector<int64_t>{-128, 127}));
-  expect_error<InvalidArgument>([] { run1("Clip", {i32({1}, {1})}, {}, 11); },
-                                {"Clip 'test_node'", "float32", "int32"});
+  expect_error<UnsupportedOpError>([] { run1("Clip", {i32({1}, {1})}, {}, 11); },
+                                   {"Clip 'test_node'", "float32", "int32"});
 }
 
 TEST(Clip, BadBoundsAreErrors) {

@@ -249,7 +249,7 @@ TEST(ConvOp, ErrorBiasShapeDtypeAndSize) {
       [&] {
         run_op("Conv", AttrMap(), {Tensor::zeros(DType::kFloat16, {1, 3, 5, 5}), w});
       },
-      {"supports float32 only, but input 0 is float16"});
+      {"input 0 (X) dtype float16 is not supported (supported: float32)"});
   expect_error<ShapeError>(
       [&] {
         run_op("Conv", AttrMap(), {random({1, 3, 2, 5}, 1), w});

@@ -104,11 +104,18 @@ TEST(PadOp, Errors) {
       {"attribute 'mode' is 'wrap', expected one of"});
   expect_error<ModelError>([&] { run_op("Pad", AttrMap(), {kX}, 2); },
                            {"required attribute 'pads' (INTS) is missing"});
-  expect_error<InvalidArgument>(
+  expect_error<UnsupportedOpError>(
       [&] {
         run_op("Pad", AttrMap(), {kX, Tensor::from_vector({0, 0, 0, 0}, {4})}, 13);
       },
-      {"expected pads of type int64, but got float32"});
+      {"input 1 (pads) dtype float32 is not supported (supported: int64)"});
+  // constant_value must have the data's dtype (the spec ties both to T): a mismatch.
+  expect_error<InvalidArgument>(
+      [&] {
+        run_op("Pad", AttrMap(), {kX, pads({0, 0, 0, 0}), Tensor::scalar_i64(1)}, 13);
+      },
+      {"Pad 'test_node': input 2 (constant_value) must have the dtype of input 0 (data), "
+       "float32, but got int64"});
 }
 
 }  // namespace

@@ -150,6 +150,16 @@ TEST(PoolOp, Errors) {
         run_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), {x}, 13, 2);
       },
       {"the optional output Indices is not supported"});
+  // Declaring Indices fails at creation, before any infer or run; Y alone is fine.
+  for (int opset : {8, 10, 11, 12}) {
+    expect_error<UnsupportedOpError>(
+        [&] {
+          test::make_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), opset, 2);
+        },
+        {"MaxPool 'test_node': the optional output Indices is not supported",
+         "declares 2 outputs"});
+    EXPECT_NO_THROW(test::make_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), opset, 1));
+  }
   expect_error<ShapeError>(
       [&] {
         run_op("GlobalAveragePool", AttrMap(), {iota_tensor({2, 3})});
@@ -159,7 +169,7 @@ TEST(PoolOp, Errors) {
       [&] {
         run_op("GlobalMaxPool", AttrMap(), {Tensor::zeros(DType::kFloat16, {1, 1, 2, 2})});
       },
-      {"supports float32 only, but input X is float16"});
+      {"input 0 (X) dtype float16 is not supported (supported: float32)"});
 }
 
 }  // namespace

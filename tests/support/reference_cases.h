@@ -5,10 +5,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "support/test_env.h"
 #include "tern/tensor.h"
@@ -28,7 +27,7 @@ struct ReferenceCase {
   std::filesystem::path dir;
   std::vector<CaseTensor> inputs;
   std::vector<CaseTensor> outputs;
-  int64_t input_pixels = 0;  // H*W of the first input (for the arm64 size filter)
+  int64_t input_pixels = 0;     // H*W of the first input (for the arm64 size filter)
   std::filesystem::path image;  // the photo the input was made from (absolute); "" if none
   nlohmann::json checks;        // index.json "checks" (what the reference tooling recorded)
   nlohmann::json image_meta;    // "image_meta" of the case's case.json (null if absent):

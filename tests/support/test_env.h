@@ -1,9 +1,13 @@
-// Where tests find shared data.
+// Where tests find shared data and put scratch files.
 #pragma once
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tern::test {
@@ -23,5 +27,36 @@ inline int64_t max_test_pixels() {
 
 /// The repository root (for files kept in the repo, e.g. models/).
 inline std::filesystem::path source_dir() { return TERN_SOURCE_DIR; }
+
+/// A new empty folder under the system's temp folder, named tern_<prefix>_<pid>_<n>,
+/// removed with its contents when the object goes away.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix = "test") {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("tern_" + prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  /// The path of `name` inside the folder.
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Writes `bytes` to `path` (binary, replacing the file).
+inline void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
 
 }  // namespace tern::test

@@ -18,14 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+// The files of these tests go to one scratch folder, removed when the program exits.
 fs::path temp_path(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "tern_vision_test";
-  fs::create_directories(dir);
-  return dir / name;
-}
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
+  static const test::ScratchDir dir("vision");
+  return dir.path() / name;
 }
 
 // Expects `fn` to throw ErrorT with every one of `parts` in its message.
@@ -61,14 +57,14 @@ TEST(LoadImage, MissingFileIsIOErrorNamingIt) {
 
 TEST(LoadImage, GarbageBytesIsIOErrorNamingTheFileAndReason) {
   const fs::path path = temp_path("garbage.jpg");
-  write_file(path, std::string(4096, '\x5a') + "not an image at all");
+  test::write_bytes(path, std::string(4096, '\x5a') + "not an image at all");
   expect_error<IOError>([&] { load_image(path.string()); },
                         {path.string(), "cannot decode image", "not of any known type"});
 }
 
 TEST(LoadImage, EmptyFileIsIOError) {
   const fs::path path = temp_path("empty.png");
-  write_file(path, "");
+  test::write_bytes(path, "");
   expect_error<IOError>([&] { load_image(path.string()); }, {path.string(), "empty"});
 }
 
@@ -92,7 +88,7 @@ TEST(LoadImage, TruncatedPngIsIOError) {
   std::ifstream in(full, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_GT(bytes.size(), 200u);
-  write_file(cut, bytes.substr(0, bytes.size() / 2));
+  test::write_bytes(cut, bytes.substr(0, bytes.size() / 2));
   expect_error<IOError>([&] { load_image(cut.string()); }, {cut.string()});
 }
 

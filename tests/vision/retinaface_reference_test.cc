@@ -108,8 +108,7 @@ TEST_P(RetinaFaceReference, DecodingMatchesCaseJson) {
 // differently), by a level or two on a few pixels.
 TEST_P(RetinaFaceReference, PreprocessingMatchesReferenceInput) {
   const Image photo = load_image(c_->image.string());
-  const RetinaFaceInput in =
-      retinaface_preprocess(photo, int(std::max(height_, width_)), padded_);
+  const RetinaFaceInput in = retinaface_preprocess(photo, int(std::max(height_, width_)), padded_);
   ASSERT_EQ(in.tensor.shape(), (Shape{1, 3, height_, width_}));
   EXPECT_FLOAT_EQ(in.scale, scale_);
   const auto resized = c_->image_meta.at("resized_wh").get<std::vector<int>>();

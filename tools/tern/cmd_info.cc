@@ -24,7 +24,7 @@ Command add_info(CLI::App& app) {
             fmt::print(
                 "default threads:  {} (a session's default: one per core available to tern; "
                 "--threads N overrides per command)\n",
-                       cpu.default_threads);
+                cpu.default_threads);
             return 0;
           }};
 }
