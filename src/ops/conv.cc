@@ -19,11 +19,7 @@ namespace {
 /// than float32.
 class ConvOp final : public ConvLikeOp<kernels::ref::ConvParams, kernels::ref::f32_conv_nchw> {
  public:
-  ConvOp(const Attrs& a, const OpContext& ctx)
-      : ConvLikeOp(ctx), window_(parse_window_attrs(a, false)), group_(a.get_int("group", 1)) {
-    TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
-               group_);
-  }
+  ConvOp(const Attrs& a, const OpContext& ctx) : ConvLikeOp(a, ctx) {}
 
   // N * M * prod(out spatial) * (C / group) * prod(kernel), saturated.
   int64_t macs(std::span<const TensorType> inputs,
@@ -47,32 +43,16 @@ class ConvOp final : public ConvLikeOp<kernels::ref::ConvParams, kernels::ref::f
                "shape {} has {}",
                where(), group_, shape_str(w), m);
 
-    std::vector<int64_t> in(x.begin() + 2, x.end()), out(spatial), pad_begin(spatial),
-        strides(spatial), dilations(spatial);
+    std::vector<int64_t> in(x.begin() + 2, x.end()), out(spatial), pad_begin(spatial);
     for (int i = 0; i < spatial; ++i) {
-      strides[i] = window_.stride(i);
-      dilations[i] = window_.dilation(i);
-      const WindowExtent e =
-          resolve_window(in[i], kernel[i], strides[i], dilations[i], window_.pad_begin(i),
-                         window_.pad_end(i, spatial), window_.auto_pad, false, where());
+      const WindowExtent e = resolve_window(
+          in[i], kernel[i], window_.stride(i), window_.dilation(i), window_.pad_begin(i),
+          window_.pad_end(i, spatial), window_.auto_pad, false, where());
       out[i] = e.out;
       pad_begin[i] = e.pad_begin;
     }
-    kernels::ref::ConvParams p;
-    p.in_channels = c;
-    p.out_channels = m;
-    p.groups = group_;
-    p.in = to_dims3(in);
-    p.out = to_dims3(out);
-    p.kernel = to_dims3(kernel);
-    p.stride = to_dims3(strides);
-    p.dilation = to_dims3(dilations);
-    p.pad_begin = to_dims3(pad_begin, 0);
-    return p;
+    return make_params(c, m, in, out, kernel, pad_begin);
   }
-
-  WindowAttrs window_;
-  int64_t group_;
 };
 
 }  // namespace

@@ -26,13 +26,9 @@ class ConvTransposeOp final
     : public ConvLikeOp<kernels::ref::ConvTransposeParams, kernels::ref::f32_conv_transpose_nchw> {
  public:
   ConvTransposeOp(const Attrs& a, const OpContext& ctx)
-      : ConvLikeOp(ctx),
-        window_(parse_window_attrs(a, false)),
-        group_(a.get_int("group", 1)),
+      : ConvLikeOp(a, ctx),
         output_padding_(a.get_ints("output_padding", {})),
         output_shape_(a.get_ints("output_shape", {})) {
-    TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
-               group_);
     for (int64_t v : output_padding_) {
       TERN_CHECK(v >= 0, ModelError,
                  "{}: attribute 'output_padding' must have values >= 0, but got {}", where(),
@@ -74,11 +70,10 @@ class ConvTransposeOp final
                "spatial dim of the input)",
                where(), output_shape_, spatial);
 
-    std::vector<int64_t> in(x.begin() + 2, x.end()), out(spatial), pad_begin(spatial),
-        strides(spatial), dilations(spatial);
+    std::vector<int64_t> in(x.begin() + 2, x.end()), out(spatial), pad_begin(spatial);
     for (int i = 0; i < spatial; ++i) {
-      const int64_t s = strides[i] = window_.stride(i);
-      const int64_t d = dilations[i] = window_.dilation(i);
+      const int64_t s = window_.stride(i);
+      const int64_t d = window_.dilation(i);
       // Attributes are capped (kMaxWindowAttr), the input extent is not: check the sums.
       const int64_t span = d * (kernel[i] - 1) + 1;
       const int64_t opad = output_padding_.empty() ? 0 : output_padding_[i];
@@ -106,7 +101,7 @@ class ConvTransposeOp final
         out[i] = natural;
         pad_begin[i] = 0;
       } else {
-        // natural >= 1 and pads in [0, kMaxWindowAttr]: no overflow.
+        // natural >= 1 - stride and pads <= kMaxWindowAttr (both capped): no overflow.
         pad_begin[i] = window_.pad_begin(i);
         out[i] = natural - pad_begin[i] - window_.pad_end(i, spatial);
       }
@@ -115,21 +110,11 @@ class ConvTransposeOp final
                  "pads {} + {})",
                  where(), i, in[i], window_.pad_begin(i), window_.pad_end(i, spatial));
     }
-    kernels::ref::ConvTransposeParams p;
-    p.in_channels = x[1];
-    p.out_channels = checked_mul(w[1], group_, where(), "the output channel count W[1] * group");
-    p.groups = group_;
-    p.in = to_dims3(in);
-    p.out = to_dims3(out);
-    p.kernel = to_dims3(kernel);
-    p.stride = to_dims3(strides);
-    p.dilation = to_dims3(dilations);
-    p.pad_begin = to_dims3(pad_begin, 0);
-    return p;
+    return make_params(x[1],
+                       checked_mul(w[1], group_, where(), "the output channel count W[1] * group"),
+                       in, out, kernel, pad_begin);
   }
 
-  WindowAttrs window_;
-  int64_t group_;
   std::vector<int64_t> output_padding_;
   std::vector<int64_t> output_shape_;
 };

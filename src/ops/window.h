@@ -100,10 +100,11 @@ Shape window_output_shape(int64_t batch, int64_t out_channels, const kernels::re
 /// input elements): numel * prod(W dims 1..), saturated to INT64_MAX.
 int64_t conv_macs(int64_t numel, const Shape& w);
 
-/// The infer() and run() that Conv and ConvTranspose share. Params is
-/// kernels::ref::ConvParams or ConvTransposeParams (in_channels, out_channels, in, out);
-/// Kernel is f32_conv_nchw or f32_conv_transpose_nchw. A subclass parses its attributes
-/// and implements geometry(): the checks of X and W and the kernel parameters.
+/// The attributes, infer() and run() that Conv and ConvTranspose share. Params is
+/// kernels::ref::ConvParams or ConvTransposeParams; Kernel is f32_conv_nchw or
+/// f32_conv_transpose_nchw. The constructor parses the window attributes and `group`
+/// (ModelError when < 1); a subclass parses its own attributes and implements geometry():
+/// the checks of X and W and the kernel parameters (built with make_params()).
 ///   infer: every input float32 (UnsupportedOpError), geometry(), bias B of shape [M];
 ///          Y: [N, M, O1, ..., On].
 ///   run:   Kernel(p, x_image, w, bias, y_image, oc, oc + 1) for every (image, output
@@ -112,7 +113,11 @@ template <typename Params, void (*Kernel)(const Params&, const float*, const flo
                                           float*, int64_t, int64_t)>
 class ConvLikeOp : public Op {
  public:
-  using Op::Op;
+  ConvLikeOp(const Attrs& a, const OpContext& ctx)
+      : Op(ctx), window_(parse_window_attrs(a, false)), group_(a.get_int("group", 1)) {
+    TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
+               group_);
+  }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     check_dtypes(inputs, {DType::kFloat32}, where(), {"X", "W", "B"});
@@ -148,6 +153,33 @@ class ConvLikeOp : public Op {
   /// Checks X and W against each other and the attributes (ShapeError prefixed by
   /// where()); returns the kernel parameters.
   virtual Params geometry(const Shape& x, const Shape& w) const = 0;
+
+  /// The kernel parameters for channel counts C (in) and M (out) and per-spatial-dim
+  /// extents, with strides and dilations from the attributes.
+  Params make_params(int64_t in_channels, int64_t out_channels, const std::vector<int64_t>& in,
+                     const std::vector<int64_t>& out, const std::vector<int64_t>& kernel,
+                     const std::vector<int64_t>& pad_begin) const {
+    const size_t spatial = in.size();
+    std::vector<int64_t> strides(spatial), dilations(spatial);
+    for (size_t i = 0; i < spatial; ++i) {
+      strides[i] = window_.stride(static_cast<int>(i));
+      dilations[i] = window_.dilation(static_cast<int>(i));
+    }
+    Params p;
+    p.in_channels = in_channels;
+    p.out_channels = out_channels;
+    p.groups = group_;
+    p.in = to_dims3(in);
+    p.out = to_dims3(out);
+    p.kernel = to_dims3(kernel);
+    p.stride = to_dims3(strides);
+    p.dilation = to_dims3(dilations);
+    p.pad_begin = to_dims3(pad_begin, 0);
+    return p;
+  }
+
+  WindowAttrs window_;
+  int64_t group_;
 };
 
 }  // namespace tern::ops

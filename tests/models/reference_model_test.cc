@@ -25,13 +25,6 @@ std::vector<test::ReferenceCase>& all_cases() {
   return cases;
 }
 
-// Largest input (H*W) to run; TERN_TEST_MAX_PIXELS caps it (the arm64 run under qemu
-// covers the cases up to 320x320).
-int64_t max_pixels() {
-  const char* env = std::getenv("TERN_TEST_MAX_PIXELS");
-  return env && *env ? std::atoll(env) : INT64_MAX;
-}
-
 Session& session_for(const std::filesystem::path& model, int threads) {
   static std::map<std::pair<std::string, int>, std::unique_ptr<Session>> cache;
   auto key = std::make_pair(model.string(), threads);
@@ -58,7 +51,10 @@ class ReferenceModelTest : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
   const test::ReferenceCase& c = all_cases()[GetParam()];
-  if (c.input_pixels > max_pixels()) GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
+  // The arm64 run under qemu covers the cases up to 320x320 (TERN_TEST_MAX_PIXELS).
+  if (c.input_pixels > test::max_test_pixels()) {
+    GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
+  }
   std::vector<NamedTensor> outputs = run_case(c, 0);
   ASSERT_EQ(outputs.size(), c.outputs.size());
   for (size_t k = 0; k < c.outputs.size(); ++k) {

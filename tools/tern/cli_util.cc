@@ -48,19 +48,6 @@ std::map<std::string, Shape> parse_shape_args(const std::vector<std::string>& ar
   return shapes;
 }
 
-std::string declared_dims(const TensorInfo& info) {
-  std::string s = "[";
-  for (size_t i = 0; i < info.shape.size(); ++i) {
-    if (i > 0) s += ", ";
-    if (info.shape[i] >= 0) {
-      s += std::to_string(info.shape[i]);
-    } else {
-      const bool named = i < info.dim_names.size() && !info.dim_names[i].empty();
-      s += named ? info.dim_names[i] : "?";
-    }
-  }
-  return s + "]";
-}
 
 std::map<std::string, Shape> resolve_input_shapes(const Session& session,
                                                   const std::map<std::string, Shape>& given,
@@ -83,11 +70,11 @@ std::map<std::string, Shape> resolve_input_shapes(const Session& session,
       const Shape& s = it->second;
       TERN_CHECK(s.size() == in.shape.size(), InvalidArgument,
                  "--shape {}: expected rank {} as declared ({}), but got {} dims", in.name,
-                 in.shape.size(), declared_dims(in), s.size());
+                 in.shape.size(), declared_shape_str(in), s.size());
       for (size_t d = 0; d < s.size(); ++d) {
         TERN_CHECK(in.shape[d] < 0 || in.shape[d] == s[d], InvalidArgument,
                    "--shape {}: dim {} is fixed to {} by the model ({}), but got {}", in.name, d,
-                   in.shape[d], declared_dims(in), s[d]);
+                   in.shape[d], declared_shape_str(in), s[d]);
       }
       shapes[in.name] = s;
       continue;
@@ -107,7 +94,7 @@ std::map<std::string, Shape> resolve_input_shapes(const Session& session,
       TERN_THROW(InvalidArgument,
                  "input '{}' has symbolic dims {}: give its shape with --shape {}={} (each N a "
                  "size)",
-                 in.name, declared_dims(in), in.name, example);
+                 in.name, declared_shape_str(in), in.name, example);
     }
   }
   return shapes;

@@ -36,9 +36,6 @@ std::map<std::string, Shape> resolve_input_shapes(const Session& session,
                                                   const std::map<std::string, Shape>& given,
                                                   bool required);
 
-/// "[1, 3, height, width]": the declared shape with symbolic dims by name ("?" unnamed).
-std::string declared_dims(const TensorInfo& info);
-
 /// `name` with every character outside [A-Za-z0-9._-] replaced by '_' ("a/b:0" ->
 /// "a_b_0"). With ".npy" appended it is always a file name inside the output folder: no
 /// '/', and ".", ".." or "" become "..npy", "...npy" or ".npy".

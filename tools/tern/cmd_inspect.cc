@@ -22,7 +22,7 @@ void print_signature(const char* title, const std::vector<TensorInfo>& infos) {
   size_t width = 4;
   for (const TensorInfo& t : infos) width = std::max(width, t.name.size());
   for (const TensorInfo& t : infos) {
-    fmt::print("  {:<{}}  {:<8} {}\n", t.name, width, dtype_name(t.dtype), declared_dims(t));
+    fmt::print("  {:<{}}  {:<8} {}\n", t.name, width, dtype_name(t.dtype), declared_shape_str(t));
   }
   if (infos.empty()) fmt::print("  (none)\n");
 }
