@@ -19,12 +19,39 @@
 namespace tern {
 
 /// Element types. Values match nothing external; convert with onnx::to_dtype().
-enum class DType : uint8_t { kFloat32, kFloat16, kInt8, kUint8, kInt32, kInt64, kBool };
+enum class DType : uint8_t {
+  kFloat32,
+  kFloat16,
+  kInt8,
+  kUint8,
+  kInt32,
+  kInt64,
+  kBool,
+  kFloat64,
+  kInt16,
+  kUint16,
+  kUint32,
+  kUint64,
+  kBFloat16,
+};
+
+/// An IEEE 754 binary16 element, kept as its bits (arithmetic goes through float;
+/// see base/float16.h for the conversions).
+struct Float16 {
+  uint16_t bits = 0;
+};
+/// A bfloat16 element (the upper half of a float32), kept as its bits.
+struct BFloat16 {
+  uint16_t bits = 0;
+};
 
 /// Bytes per element of `t` (bool is stored as one byte, 0 or 1).
 size_t dtype_size(DType t);
-/// Lower-case name: "float32", "float16", "int8", "uint8", "int32", "int64", "bool".
+/// Lower-case name: "float32", "float16", "bfloat16", "float64", "int8", "int16", "int32",
+/// "int64", "uint8", "uint16", "uint32", "uint64", "bool".
 const char* dtype_name(DType t);
+/// True for float16, bfloat16, float32 and float64.
+bool is_floating(DType t);
 
 /// Memory layout of a 4-D activation. kNCHWc splits channels into blocks of `block`
 /// (4 NEON, 8 AVX2, 16 AVX-512), each block stored as H x W x block; channels are
@@ -169,12 +196,18 @@ class Tensor {
   void check_dtype(DType expected) const;
 };
 
-/// Maps a C++ element type to its DType (float, uint16_t as float16, int8_t, uint8_t,
-/// int32_t, int64_t, bool).
+/// Maps a C++ element type to its DType (float, double, Float16, BFloat16, the fixed-width
+/// integers, bool).
 template <typename T>
 constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::kFloat32; }
-template <> constexpr DType dtype_of<uint16_t>() { return DType::kFloat16; }
+template <> constexpr DType dtype_of<double>() { return DType::kFloat64; }
+template <> constexpr DType dtype_of<Float16>() { return DType::kFloat16; }
+template <> constexpr DType dtype_of<BFloat16>() { return DType::kBFloat16; }
+template <> constexpr DType dtype_of<int16_t>() { return DType::kInt16; }
+template <> constexpr DType dtype_of<uint16_t>() { return DType::kUint16; }
+template <> constexpr DType dtype_of<uint32_t>() { return DType::kUint32; }
+template <> constexpr DType dtype_of<uint64_t>() { return DType::kUint64; }
 template <> constexpr DType dtype_of<int8_t>() { return DType::kInt8; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::kUint8; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::kInt32; }

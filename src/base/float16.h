@@ -1,4 +1,5 @@
-// IEEE 754 binary16 <-> binary32 conversion (round to nearest even), bit-exact, scalar.
+// IEEE 754 binary16 <-> binary32 and bfloat16 <-> binary32 conversions (round to nearest
+// even), bit-exact, scalar.
 // Used by Cast and by loading float16 initializers; fast paths come with later issues.
 #pragma once
 
@@ -57,6 +58,23 @@ inline uint16_t float_to_half(float f) {
   const uint32_t rem = abs & 0x1FFFu;
   if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;
   return sign | static_cast<uint16_t>(half);
+}
+
+/// bfloat16 bits -> float (exact: bfloat16 is the upper half of a float32).
+inline float bfloat16_to_float(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/// float -> bfloat16 bits, round to nearest even; NaN stays a (quiet) NaN.
+inline uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  const uint32_t rounding = 0x7FFFu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>((x + rounding) >> 16);
 }
 
 }  // namespace tern

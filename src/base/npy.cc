@@ -241,6 +241,11 @@ class HeaderParser {
         if (type == "f2") return DType::kFloat16;
         if (type == "i4") return DType::kInt32;
         if (type == "i8") return DType::kInt64;
+        if (type == "f8") return DType::kFloat64;
+        if (type == "i2") return DType::kInt16;
+        if (type == "u2") return DType::kUint16;
+        if (type == "u4") return DType::kUint32;
+        if (type == "u8") return DType::kUint64;
       }
       if (order == '>') {
         TERN_THROW(IOError,
@@ -250,8 +255,8 @@ class HeaderParser {
       }
     }
     TERN_THROW(IOError,
-               "'{}': unsupported .npy dtype '{}' (tern reads <f4, <f2, |i1, |u1, <i4, <i8, "
-               "|b1)",
+               "'{}': unsupported .npy dtype '{}' (tern reads <f4, <f8, <f2, |i1, <i2, <i4, "
+               "<i8, |u1, <u2, <u4, <u8, |b1)",
                name_, d);
   }
 
@@ -284,6 +289,8 @@ struct FileCloser {
 };
 
 std::string header_text(const Tensor& t) {
+  TERN_CHECK(descr(t.dtype()) != nullptr, InvalidArgument,
+             ".npy has no {} dtype: cast the tensor to float32 first", dtype_name(t.dtype()));
   std::string shape = "(";
   for (size_t i = 0; i < t.shape().size(); ++i) {
     shape += fmt::format("{}, ", t.shape()[i]);
@@ -313,8 +320,20 @@ const char* descr(DType dtype) {
       return "<i8";
     case DType::kBool:
       return "|b1";
+    case DType::kFloat64:
+      return "<f8";
+    case DType::kInt16:
+      return "<i2";
+    case DType::kUint16:
+      return "<u2";
+    case DType::kUint32:
+      return "<u4";
+    case DType::kUint64:
+      return "<u8";
+    case DType::kBFloat16:
+      return nullptr;  // numpy has no bfloat16
   }
-  return "?";
+  return nullptr;
 }
 
 Tensor parse(const void* data, size_t size, const std::string& name) {

@@ -37,7 +37,8 @@ std::string serialize(const Tensor& t);
 /// cannot be created or written, InvalidArgument for an undefined tensor.
 void write(const std::string& path, const Tensor& t);
 
-/// The descr string tern writes for `dtype` ("<f4", "|u1", ...).
+/// The descr string tern writes for `dtype` ("<f4", "|u1", ...); nullptr for bfloat16,
+/// which numpy lacks (serialize() throws InvalidArgument for it).
 const char* descr(DType dtype);
 
 }  // namespace tern::npy

@@ -19,6 +19,12 @@ size_t dtype_size(DType t) {
     case DType::kInt32: return 4;
     case DType::kInt64: return 8;
     case DType::kBool: return 1;
+    case DType::kFloat64: return 8;
+    case DType::kInt16: return 2;
+    case DType::kUint16: return 2;
+    case DType::kUint32: return 4;
+    case DType::kUint64: return 8;
+    case DType::kBFloat16: return 2;
   }
   return 0;
 }
@@ -32,8 +38,19 @@ const char* dtype_name(DType t) {
     case DType::kInt32: return "int32";
     case DType::kInt64: return "int64";
     case DType::kBool: return "bool";
+    case DType::kFloat64: return "float64";
+    case DType::kInt16: return "int16";
+    case DType::kUint16: return "uint16";
+    case DType::kUint32: return "uint32";
+    case DType::kUint64: return "uint64";
+    case DType::kBFloat16: return "bfloat16";
   }
   return "?";
+}
+
+bool is_floating(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kFloat64 ||
+         t == DType::kBFloat16;
 }
 
 std::string layout_name(Layout layout) {
@@ -125,6 +142,12 @@ double load_as_double(const void* base, DType t, int64_t i) {
   switch (t) {
     case DType::kFloat32: return static_cast<const float*>(base)[i];
     case DType::kFloat16: return half_to_float(static_cast<const uint16_t*>(base)[i]);
+    case DType::kBFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(base)[i]);
+    case DType::kFloat64: return static_cast<const double*>(base)[i];
+    case DType::kInt16: return static_cast<const int16_t*>(base)[i];
+    case DType::kUint16: return static_cast<const uint16_t*>(base)[i];
+    case DType::kUint32: return static_cast<const uint32_t*>(base)[i];
+    case DType::kUint64: return static_cast<double>(static_cast<const uint64_t*>(base)[i]);
     case DType::kInt8: return static_cast<const int8_t*>(base)[i];
     case DType::kUint8: return static_cast<const uint8_t*>(base)[i];
     case DType::kInt32: return static_cast<const int32_t*>(base)[i];
@@ -356,6 +379,8 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
   for_each_offset(shape_, strides_, 0, [&](int64_t o) {
     if (dtype_ == DType::kInt64) {
       out.push_back(static_cast<const int64_t*>(base)[o]);
+    } else if (dtype_ == DType::kUint64) {  // exact (wraps above INT64_MAX), not via double
+      out.push_back(static_cast<int64_t>(static_cast<const uint64_t*>(base)[o]));
     } else {
       out.push_back(static_cast<int64_t>(load_as_double(base, dtype_, o)));
     }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/check.h"
+#include "base/onnx_dtype.h"
 
 namespace tern::onnx {
 
@@ -19,7 +20,9 @@ using ::onnx::TensorProto;
 
 // The typed repeated field that holds a dtype's values when raw_data is not used
 // (onnx.proto: float16, int8, uint8, int32 and bool go to int32_data).
-enum class Field { kFloat, kInt32, kInt64 };
+// (onnx.proto: float16, bfloat16, the integers up to 32 bits and bool go to int32_data;
+// uint32 and uint64 to uint64_data; double to double_data).
+enum class Field { kFloat, kInt32, kInt64, kDouble, kUint64 };
 
 Field field_for(DType d) {
   switch (d) {
@@ -27,6 +30,11 @@ Field field_for(DType d) {
       return Field::kFloat;
     case DType::kInt64:
       return Field::kInt64;
+    case DType::kFloat64:
+      return Field::kDouble;
+    case DType::kUint32:
+    case DType::kUint64:
+      return Field::kUint64;
     default:
       return Field::kInt32;
   }
@@ -40,6 +48,10 @@ const char* field_name(Field f) {
       return "int32_data";
     case Field::kInt64:
       return "int64_data";
+    case Field::kDouble:
+      return "double_data";
+    case Field::kUint64:
+      return "uint64_data";
   }
   return "?";
 }
@@ -52,6 +64,10 @@ int64_t field_count(const TensorProto& t, Field f) {
       return t.int32_data_size();
     case Field::kInt64:
       return t.int64_data_size();
+    case Field::kDouble:
+      return t.double_data_size();
+    case Field::kUint64:
+      return t.uint64_data_size();
   }
   return 0;
 }
@@ -78,34 +94,16 @@ std::string onnx_type_name(int32_t onnx_type) {
 }
 
 DType to_dtype(int32_t onnx_type, const std::string& where) {
-  switch (onnx_type) {
-    case TensorProto::FLOAT:
-      return DType::kFloat32;
-    case TensorProto::FLOAT16:
-      return DType::kFloat16;
-    case TensorProto::INT8:
-      return DType::kInt8;
-    case TensorProto::UINT8:
-      return DType::kUint8;
-    case TensorProto::INT32:
-      return DType::kInt32;
-    case TensorProto::INT64:
-      return DType::kInt64;
-    case TensorProto::BOOL:
-      return DType::kBool;
-    case TensorProto::UNDEFINED:
-      TERN_THROW(ModelError, "{}: data type is UNDEFINED (0); expected a tensor element type",
-                 where);
-    default:
-      break;
-  }
+  if (const std::optional<DType> d = dtype_from_onnx(onnx_type)) return *d;
+  TERN_CHECK(onnx_type != TensorProto::UNDEFINED, ModelError,
+             "{}: data type is UNDEFINED (0); expected a tensor element type", where);
   TERN_CHECK(TensorProto::DataType_IsValid(onnx_type), ModelError, "{}: unknown ONNX data type {}",
              where, onnx_type);
   std::string name = onnx_type_name(onnx_type);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   TERN_THROW(UnsupportedOpError,
-             "{}: dtype {} is not supported (tern supports float, float16, int8, uint8, int32, "
-             "int64 and bool)",
+             "{}: dtype {} is not supported (tern supports the float, integer and bool types; "
+             "not string or complex)",
              where, name);
 }
 
@@ -196,10 +194,33 @@ Tensor decode_tensor(const TensorProto& t, const LoadLimits& limits, const std::
       narrow_int32(t, out.data<uint8_t>(), 0, 255, where);
       break;
     case DType::kFloat16:
-      narrow_int32(t, out.data<uint16_t>(), 0, 65535, where);
+      narrow_int32(t, static_cast<uint16_t*>(out.raw_data()), 0, 65535, where);
+      break;
+    case DType::kBFloat16:
+      narrow_int32(t, static_cast<uint16_t*>(out.raw_data()), 0, 65535, where);
       break;
     case DType::kBool:
       narrow_int32(t, reinterpret_cast<uint8_t*>(out.data<bool>()), 0, 1, where);
+      break;
+    case DType::kInt16:
+      narrow_int32(t, out.data<int16_t>(), -32768, 32767, where);
+      break;
+    case DType::kUint16:
+      narrow_int32(t, out.data<uint16_t>(), 0, 65535, where);
+      break;
+    case DType::kFloat64:
+      std::copy(t.double_data().begin(), t.double_data().end(), out.data<double>());
+      break;
+    case DType::kUint64:
+      std::copy(t.uint64_data().begin(), t.uint64_data().end(), out.data<uint64_t>());
+      break;
+    case DType::kUint32:
+      for (int i = 0; i < t.uint64_data_size(); ++i) {
+        const uint64_t v = t.uint64_data(i);
+        TERN_CHECK(v <= 0xFFFFFFFFu, ModelError,
+                   "{}: uint64_data[{}] = {} does not fit the tensor's dtype uint32", where, i, v);
+        out.data<uint32_t>()[i] = static_cast<uint32_t>(v);
+      }
       break;
   }
   return out;

@@ -1,9 +1,8 @@
-// Cast: converts every element to the dtype `to` (an ONNX TensorProto.DataType value).
-// Supported: float32 (1), uint8 (2), int8 (3), int32 (6), int64 (7), bool (9),
-// float16 (10), from any of those. Float to integer truncates toward zero (and
-// saturates out-of-range values, which ONNX leaves undefined). Other valid types
-// (double, int16, string, ...) are UnsupportedOpError. Source: ONNX Cast-13.
+// Cast: converts every element to the dtype `to` (an ONNX TensorProto.DataType value),
+// between every float, integer and bool type tern has (kernels::ref::cast gives the rules).
+// String and complex targets are UnsupportedOpError. Source: ONNX Cast-13.
 #include "kernels/reference/elementwise.h"
+#include "base/onnx_dtype.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -16,45 +15,14 @@ class CastOp final : public Op {
  public:
   CastOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
     const int64_t to = attrs.require_int("to");
-    switch (to) {
-      case 1:
-        to_ = DType::kFloat32;
-        break;
-      case 2:
-        to_ = DType::kUint8;
-        break;
-      case 3:
-        to_ = DType::kInt8;
-        break;
-      case 6:
-        to_ = DType::kInt32;
-        break;
-      case 7:
-        to_ = DType::kInt64;
-        break;
-      case 9:
-        to_ = DType::kBool;
-        break;
-      case 10:
-        to_ = DType::kFloat16;
-        break;
-      case 4:
-      case 5:
-      case 8:
-      case 11:
-      case 12:
-      case 13:
-      case 14:
-      case 15:
-      case 16:
-        TERN_THROW(UnsupportedOpError,
-                   "{}: cast to ONNX data type {} is not supported (supported: 1 float32, "
-                   "2 uint8, 3 int8, 6 int32, 7 int64, 9 bool, 10 float16)",
-                   where(), to);
-      default:
-        TERN_THROW(ModelError, "{}: attribute 'to' is {}, which is not an ONNX data type", where(),
-                   to);
-    }
+    const std::optional<DType> d = dtype_from_onnx(to);
+    TERN_CHECK(d.has_value() || to == 8 || to == 14 || to == 15, ModelError,
+               "{}: attribute 'to' is {}, which is not an ONNX data type", where(), to);
+    TERN_CHECK(d.has_value(), UnsupportedOpError,
+               "{}: cast to ONNX data type {} ({}) is not supported: tern has no string or "
+               "complex tensors",
+               where(), to, to == 8 ? "string" : "complex");
+    to_ = *d;
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {

@@ -260,7 +260,7 @@ TEST(NpyRead, Float16FromNumpy) {
   const Tensor t = parse_fixture(kF16);
   ASSERT_EQ(t.dtype(), DType::kFloat16);
   EXPECT_EQ(t.shape(), (Shape{4}));
-  const uint16_t* h = t.data<uint16_t>();
+  const auto* h = reinterpret_cast<const uint16_t*>(t.data<Float16>());
   // 1.0 = 0x3C00, -0.5 = 0xB800, 65504 (largest half) = 0x7BFF, 6e-8 -> 2^-24 = 0x0001.
   EXPECT_EQ(h[0], 0x3C00);
   EXPECT_EQ(h[1], 0xB800);
@@ -318,11 +318,18 @@ TEST(NpyRead, FortranOrderIsNotSupported) {
   expect_parse_error(fixture_string(kFortran), {"fortran_order", "not supported"});
 }
 
+TEST(NpyRead, Float64FromNumpy) {
+  const Tensor t = parse_fixture(kF64);
+  ASSERT_EQ(t.dtype(), DType::kFloat64);
+  EXPECT_EQ(t.shape(), (Shape{1}));
+  EXPECT_EQ(t.data<double>()[0], 1.0);
+}
+
 TEST(NpyRead, UnsupportedDtypes) {
   expect_parse_error(fixture_string(kBigEndian), {"'>f4'", "big-endian"});
-  expect_parse_error(fixture_string(kF64), {"unsupported .npy dtype '<f8'"});
-  expect_parse_error(make_npy("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", "ab"),
-                     {"unsupported .npy dtype '<u2'"});
+  expect_parse_error(make_npy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
+                              "abcdefgh"),
+                     {"unsupported .npy dtype '<c8'"});
   expect_parse_error(
       make_npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "abcd"),
       {"structured dtypes are not supported"});

@@ -89,7 +89,7 @@ TEST(Tensor, DTypeChecksOnAccess) {
   EXPECT_NE(t.data<float>(), nullptr);
   expect_error<InvalidArgument>([&] { t.data<int32_t>(); }, {"int32", "float32"});
   const Tensor c = t;
-  expect_error<InvalidArgument>([&] { c.data<uint16_t>(); }, {"float16", "float32"});
+  expect_error<InvalidArgument>([&] { c.data<Float16>(); }, {"float16", "float32"});
   Tensor undefined;
   expect_error<InvalidArgument>([&] { undefined.data<float>(); }, {"empty"});
 }
@@ -210,8 +210,8 @@ TEST(Tensor, ItemAndVectorsAcrossDtypes) {
   const Tensor i = Tensor::from_vector_i64({int64_t{1} << 62, -3}, {2});
   EXPECT_EQ(i.to_int64_vector(), (std::vector<int64_t>{int64_t{1} << 62, -3}));
   Tensor h = Tensor::empty(DType::kFloat16, {2});
-  h.data<uint16_t>()[0] = 0x3C00;  // 1.0
-  h.data<uint16_t>()[1] = 0xC000;  // -2.0
+  h.data<Float16>()[0].bits = 0x3C00;  // 1.0
+  h.data<Float16>()[1].bits = 0xC000;  // -2.0
   EXPECT_EQ(h.to_float_vector(), (std::vector<float>{1.f, -2.f}));
   Tensor b = Tensor::zeros(DType::kBool, {2});
   static_cast<uint8_t*>(b.raw_data())[1] = 1;

@@ -269,8 +269,8 @@ TEST(OnnxHostile, BadGraphInputs) {
 
   ModelBuilder dbl = relu_model();
   dbl.graph().mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
-      TensorProto::DOUBLE);
-  expect_load_error<UnsupportedOpError>(dbl, {"graph input 'x'", "dtype double"});
+      TensorProto::COMPLEX64);
+  expect_load_error<UnsupportedOpError>(dbl, {"graph input 'x'", "dtype complex64"});
 
   ModelBuilder neg = relu_model();
   neg.graph()
@@ -411,9 +411,11 @@ TEST(OnnxHostile, UnsupportedTensorStorage) {
   ModelBuilder dbl = relu_model();
   auto* d = dbl.graph().add_initializer();
   d->set_name("d");
-  d->set_data_type(TensorProto::DOUBLE);
+  d->set_data_type(TensorProto::COMPLEX128);
   d->add_double_data(1.0);
-  expect_load_error<UnsupportedOpError>(dbl, {"initializer 'd'", "dtype double is not supported"});
+  d->add_double_data(0.0);
+  expect_load_error<UnsupportedOpError>(dbl,
+                                        {"initializer 'd'", "dtype complex128 is not supported"});
 
   ModelBuilder sparse = relu_model();
   sparse.graph().add_sparse_initializer()->mutable_values()->set_name("sp");

@@ -61,7 +61,7 @@ TEST(TensorProto, RawDataEveryDtype) {
     const std::vector<uint16_t> h = {float_to_half(1.0f), float_to_half(-0.5f), 0x7BFF};
     const Tensor t = decode(raw_tensor<uint16_t>(TensorProto::FLOAT16, {3}, h));
     ASSERT_EQ(t.dtype(), DType::kFloat16);
-    EXPECT_EQ(std::vector<uint16_t>(t.data<uint16_t>(), t.data<uint16_t>() + 3), h);
+    EXPECT_EQ(std::vector<uint16_t>(reinterpret_cast<const uint16_t*>(t.data<Float16>()), reinterpret_cast<const uint16_t*>(t.data<Float16>()) + 3), h);
   }
   {
     const Tensor t = decode(raw_tensor<int8_t>(TensorProto::INT8, {3}, {-128, 0, 127}));
@@ -110,14 +110,44 @@ TEST(TensorProto, TypedFieldsEveryDtype) {
   // float16 bits live in int32_data (onnx.proto).
   const Tensor h = decode(int32_tensor(TensorProto::FLOAT16, {0x3C00, 0xC000}));
   ASSERT_EQ(h.dtype(), DType::kFloat16);
-  EXPECT_EQ(half_to_float(h.data<uint16_t>()[0]), 1.0f);
-  EXPECT_EQ(half_to_float(h.data<uint16_t>()[1]), -2.0f);
+  EXPECT_EQ(half_to_float(reinterpret_cast<const uint16_t*>(h.data<Float16>())[0]), 1.0f);
+  EXPECT_EQ(half_to_float(reinterpret_cast<const uint16_t*>(h.data<Float16>())[1]), -2.0f);
   EXPECT_EQ(decode(int32_tensor(TensorProto::INT8, {-128, 127})).to_int64_vector(),
             (std::vector<int64_t>{-128, 127}));
   EXPECT_EQ(decode(int32_tensor(TensorProto::UINT8, {0, 255})).to_int64_vector(),
             (std::vector<int64_t>{0, 255}));
   EXPECT_EQ(decode(int32_tensor(TensorProto::INT32, {INT32_MIN, INT32_MAX})).to_int64_vector(),
             (std::vector<int64_t>{INT32_MIN, INT32_MAX}));
+  EXPECT_EQ(decode(int32_tensor(TensorProto::INT16, {-32768, 32767})).to_int64_vector(),
+            (std::vector<int64_t>{-32768, 32767}));
+  EXPECT_EQ(decode(int32_tensor(TensorProto::UINT16, {0, 65535})).to_int64_vector(),
+            (std::vector<int64_t>{0, 65535}));
+  expect_tensor_error<ModelError>(int32_tensor(TensorProto::INT16, {40000}),
+                                  {"int32_data[0] = 40000", "-32768 to 32767"});
+  // bfloat16 bits live in int32_data too.
+  EXPECT_EQ(decode(int32_tensor(TensorProto::BFLOAT16, {0x3F80, 0xC040})).to_float_vector(),
+            (std::vector<float>{1.f, -3.f}));
+  TensorProto dbl;
+  dbl.set_data_type(TensorProto::DOUBLE);
+  dbl.add_dims(2);
+  dbl.add_double_data(0.1);
+  dbl.add_double_data(-1e300);
+  const Tensor d = decode(dbl);
+  ASSERT_EQ(d.dtype(), DType::kFloat64);
+  EXPECT_EQ(d.data<double>()[0], 0.1);
+  EXPECT_EQ(d.data<double>()[1], -1e300);
+  // uint32 and uint64 live in uint64_data.
+  TensorProto u64;
+  u64.set_data_type(TensorProto::UINT64);
+  u64.add_dims(1);
+  u64.add_uint64_data(UINT64_MAX);
+  EXPECT_EQ(decode(u64).data<uint64_t>()[0], UINT64_MAX);
+  TensorProto u32;
+  u32.set_data_type(TensorProto::UINT32);
+  u32.add_dims(2);
+  u32.add_uint64_data(UINT32_MAX);
+  u32.add_uint64_data(uint64_t{1} << 32);
+  expect_tensor_error<ModelError>(u32, {"uint64_data[1] = 4294967296", "uint32"});
   const Tensor b = decode(int32_tensor(TensorProto::BOOL, {1, 0, 1}));
   ASSERT_EQ(b.dtype(), DType::kBool);
   EXPECT_EQ(b.to_int64_vector(), (std::vector<int64_t>{1, 0, 1}));
@@ -219,10 +249,11 @@ TEST(TensorProto, BadDims) {
 TEST(TensorProto, UnsupportedAndUnknownDtypes) {
   TensorProto d;
   d.set_name("dbl");
-  d.set_data_type(TensorProto::DOUBLE);
+  d.set_data_type(TensorProto::COMPLEX128);
   d.add_dims(1);
   d.add_double_data(1.0);
-  expect_tensor_error<UnsupportedOpError>(d, {"tensor 'dbl'", "dtype double is not supported"});
+  d.add_double_data(0.0);
+  expect_tensor_error<UnsupportedOpError>(d, {"tensor 'dbl'", "dtype complex128 is not supported"});
   TensorProto s;
   s.set_data_type(TensorProto::STRING);
   s.add_string_data("x");

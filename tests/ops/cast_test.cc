@@ -1,43 +1,25 @@
-// Cast: every supported pair of dtypes, truncation toward zero, saturation, NaN, bool,
-// float16 rounding, integer wrapping, unsupported targets.
+// Cast: every pair of dtypes, truncation toward zero, saturation, NaN, bool, float16 and
+// bfloat16 rounding, integer wrapping, unsupported targets.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "base/float16.h"
+#include "base/onnx_dtype.h"
 #include "ops/op_test_util.h"
 
 namespace tern::test {
 namespace {
 
-// ONNX TensorProto.DataType codes.
-int onnx_code(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-      return 1;
-    case DType::kUint8:
-      return 2;
-    case DType::kInt8:
-      return 3;
-    case DType::kInt32:
-      return 6;
-    case DType::kInt64:
-      return 7;
-    case DType::kBool:
-      return 9;
-    case DType::kFloat16:
-      return 10;
-  }
-  return 0;
-}
-
 Tensor cast(const Tensor& x, DType to) {
-  return run1("Cast", {x}, AttrMap().i("to", onnx_code(to)));
+  return run1("Cast", {x}, AttrMap().i("to", onnx_dtype_code(to)));
 }
 
-constexpr DType kAll[] = {DType::kFloat32, DType::kFloat16, DType::kInt8, DType::kUint8,
-                          DType::kInt32,   DType::kInt64,   DType::kBool};
+constexpr DType kAll[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64,
+                          DType::kInt8,    DType::kInt16,   DType::kInt32,    DType::kInt64,
+                          DType::kUint8,   DType::kUint16,  DType::kUint32,   DType::kUint64,
+                          DType::kBool};
 
 // Small non-negative integers are exact in every dtype: a cast between any two dtypes
 // keeps them (bool keeps 0 and 1).
@@ -117,7 +99,7 @@ TEST(Cast, Float16RoundsToNearestEven) {
   const float h1 = 1.f + std::ldexp(1.f, -11);
   const float h3 = 1.f + 3.f * std::ldexp(1.f, -11);
   const Tensor y = cast(f32({h1, h3, 65504.f, 65520.f, -1e9f, 1e-8f}, {6}), DType::kFloat16);
-  const uint16_t* bits = y.data<uint16_t>();
+  const auto* bits = reinterpret_cast<const uint16_t*>(y.data<Float16>());
   EXPECT_EQ(bits[0], 0x3C00);
   EXPECT_EQ(bits[1], 0x3C02);
   EXPECT_EQ(bits[2], 0x7BFF);  // largest half
@@ -128,6 +110,24 @@ TEST(Cast, Float16RoundsToNearestEven) {
   EXPECT_EQ(cast(y, DType::kInt32).to_int64_vector()[2], 65504);
   EXPECT_EQ(cast(cast(f32({-2.75f}, {1}), DType::kFloat16), DType::kInt8).to_int64_vector(),
             (std::vector<int64_t>{-2}));
+}
+
+TEST(Cast, BFloat16RoundsToNearestEven) {
+  // bfloat16 keeps 8 mantissa bits: 1 + 2^-8 is halfway between 1 and 1 + 2^-7 (ties to
+  // even: 1.0); 1 + 3 * 2^-8 ties to 1 + 2^-6; just above a tie rounds up.
+  const float t1 = 1.f + std::ldexp(1.f, -8);
+  const float t3 = 1.f + 3.f * std::ldexp(1.f, -8);
+  const float above = 1.f + std::ldexp(1.f, -8) + std::ldexp(1.f, -20);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor y = cast(f32({t1, t3, above, -2.f, nan, 3.4e38f}, {6}), DType::kBFloat16);
+  const auto* bits = reinterpret_cast<const uint16_t*>(y.data<BFloat16>());
+  EXPECT_EQ(bits[0], 0x3F80);
+  EXPECT_EQ(bits[1], 0x3F82);
+  EXPECT_EQ(bits[2], 0x3F81);
+  EXPECT_EQ(bits[3], 0xC000);
+  EXPECT_TRUE(std::isnan(bfloat16_to_float(bits[4])));
+  EXPECT_EQ(bits[5], 0x7F80);  // 3.4e38 rounds past the largest bfloat16: inf
+  EXPECT_EQ(cast(y, DType::kFloat32).to_float_vector()[3], -2.f);
 }
 
 TEST(Cast, StridedInputAndThreads) {
@@ -142,10 +142,10 @@ TEST(Cast, StridedInputAndThreads) {
 
 TEST(Cast, UnsupportedAndInvalidTargets) {
   const Tensor x = f32({1}, {1});
-  expect_error<UnsupportedOpError>([&] { run1("Cast", {x}, AttrMap().i("to", 11)); },
-                                   {"Cast 'test_node'", "11", "float32"});
   expect_error<UnsupportedOpError>([&] { run1("Cast", {x}, AttrMap().i("to", 8)); },
-                                   {"Cast 'test_node'"});
+                                   {"Cast 'test_node'", "8", "string"});
+  expect_error<UnsupportedOpError>([&] { run1("Cast", {x}, AttrMap().i("to", 14)); },
+                                   {"Cast 'test_node'", "14", "complex"});
   expect_error<ModelError>([&] { run1("Cast", {x}, AttrMap().i("to", 99)); },
                            {"Cast 'test_node'", "99"});
   expect_error<ModelError>([&] { run1("Cast", {x}); }, {"Cast 'test_node'", "to"});

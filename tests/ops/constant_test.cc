@@ -55,7 +55,7 @@ TEST(ConstantOfShape, DefaultFloatZeroAndTypedValues) {
   EXPECT_EQ(one.dtype(), DType::kInt64);
   EXPECT_EQ(one.to_int64_vector(), std::vector<int64_t>(4, int64_t{1} << 50));
   const Tensor h = run1("ConstantOfShape", {i64v({3})},
-                        AttrMap().tensor("value", make<uint16_t>({0x3C00}, {1})));
+                        AttrMap().tensor("value", make<Float16>({Float16{0x3C00}}, {1})));
   EXPECT_EQ(h.dtype(), DType::kFloat16);
   EXPECT_EQ(h.to_float_vector(), std::vector<float>(3, 1.f));
   // An empty shape tensor gives a scalar; a 0 dim gives an empty tensor.

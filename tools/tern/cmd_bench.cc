@@ -8,7 +8,7 @@
 #include <memory>
 #include <random>
 
-#include "base/float16.h"
+#include "kernels/reference/elementwise.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "tern/session.h"
@@ -26,19 +26,16 @@ struct BenchOptions {
 
 constexpr uint32_t kSeed = 20240601;
 
-// A tensor of `shape` with uniform [0, 1) floats (float32/float16); integer and bool
+// A tensor of `shape` with uniform [0, 1) values for the float dtypes; integer and bool
 // inputs are zeros (a safe index or flag for any model).
 Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng) {
   Tensor t = Tensor::zeros(dtype, shape);
+  if (!is_floating(dtype)) return t;
+  Tensor values = Tensor::empty(DType::kFloat32, shape);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  const int64_t n = t.numel();
-  if (dtype == DType::kFloat32) {
-    float* p = t.data<float>();
-    for (int64_t i = 0; i < n; ++i) p[i] = uniform(rng);
-  } else if (dtype == DType::kFloat16) {
-    uint16_t* p = t.data<uint16_t>();
-    for (int64_t i = 0; i < n; ++i) p[i] = float_to_half(uniform(rng));
-  }
+  float* p = values.data<float>();
+  for (int64_t i = 0; i < values.numel(); ++i) p[i] = uniform(rng);
+  kernels::ref::cast(values.numel(), DType::kFloat32, p, 1, dtype, t.raw_data());
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "base/dtype_dispatch.h"
 #include "base/float16.h"
 #include "kernels/reference/wrapping.h"
 
@@ -121,83 +122,38 @@ inline TBase pow_one(TBase a, TExp b) {
 
 // ---- Cast -----------------------------------------------------------------------------
 
-// Storage types of the dtypes (bool is a byte holding 0 or 1; float16 is its bits).
-template <DType D>
-struct StorageType;
-template <>
-struct StorageType<DType::kFloat32> {
-  using T = float;
-};
-template <>
-struct StorageType<DType::kFloat16> {
-  using T = uint16_t;
-};
-template <>
-struct StorageType<DType::kInt8> {
-  using T = int8_t;
-};
-template <>
-struct StorageType<DType::kUint8> {
-  using T = uint8_t;
-};
-template <>
-struct StorageType<DType::kInt32> {
-  using T = int32_t;
-};
-template <>
-struct StorageType<DType::kInt64> {
-  using T = int64_t;
-};
-template <>
-struct StorageType<DType::kBool> {
-  using T = uint8_t;
-};
+// Element conversion for Cast. Float16 and BFloat16 go through float (every value of both
+// is exactly a float); bool is a byte holding 0 or 1.
+template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 
-template <DType From, DType To>
-inline typename StorageType<To>::T convert(typename StorageType<From>::T v) {
-  using TTo = typename StorageType<To>::T;
-  if constexpr (From == To) {
-    return v;
-  } else if constexpr (From == DType::kFloat16) {
-    // Through float: every half is exactly a float.
-    return convert<DType::kFloat32, To>(half_to_float(v));
-  } else if constexpr (To == DType::kBool) {
-    return v != 0 ? 1 : 0;
-  } else if constexpr (To == DType::kFloat16) {
-    return float_to_half(static_cast<float>(v));
-  } else if constexpr (To == DType::kFloat32) {
-    return static_cast<float>(v);
-  } else if constexpr (From == DType::kFloat32) {
-    return float_to_int<TTo>(static_cast<double>(v));
+template <typename T>
+inline float half_value(T v) {
+  if constexpr (std::is_same_v<T, Float16>) {
+    return half_to_float(v.bits);
   } else {
-    return static_cast<TTo>(v);  // integer -> integer: modular (C++20)
+    return bfloat16_to_float(v.bits);
   }
 }
 
-template <DType From, DType To>
-void cast_run(int64_t n, const void* x, int64_t sx, void* y) {
-  map1(n, static_cast<const typename StorageType<From>::T*>(x), sx,
-       static_cast<typename StorageType<To>::T*>(y),
-       [](typename StorageType<From>::T v) { return convert<From, To>(v); });
-}
-
-template <DType From>
-void cast_from(int64_t n, const void* x, int64_t sx, DType to, void* y) {
-  switch (to) {
-    case DType::kFloat32:
-      return cast_run<From, DType::kFloat32>(n, x, sx, y);
-    case DType::kFloat16:
-      return cast_run<From, DType::kFloat16>(n, x, sx, y);
-    case DType::kInt8:
-      return cast_run<From, DType::kInt8>(n, x, sx, y);
-    case DType::kUint8:
-      return cast_run<From, DType::kUint8>(n, x, sx, y);
-    case DType::kInt32:
-      return cast_run<From, DType::kInt32>(n, x, sx, y);
-    case DType::kInt64:
-      return cast_run<From, DType::kInt64>(n, x, sx, y);
-    case DType::kBool:
-      return cast_run<From, DType::kBool>(n, x, sx, y);
+template <typename From, typename To>
+inline To convert(From v) {
+  if constexpr (std::is_same_v<From, To>) {
+    return v;
+  } else if constexpr (kIsHalf<From>) {
+    return convert<float, To>(half_value(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From{0};
+  } else if constexpr (std::is_same_v<To, Float16>) {
+    return Float16{float_to_half(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<To, BFloat16>) {
+    return BFloat16{float_to_bfloat16(static_cast<float>(v))};
+  } else if constexpr (std::is_floating_point_v<To>) {
+    return static_cast<To>(v);
+  } else if constexpr (std::is_floating_point_v<From>) {
+    return float_to_int<To>(static_cast<double>(v));
+  } else {
+    return static_cast<To>(v);  // integer or bool -> integer: modular (C++20)
   }
 }
 
@@ -215,6 +171,7 @@ void copy_typed(int64_t n, const void* x, int64_t sx, void* y, int64_t sy) {
 }
 
 }  // namespace
+
 
 // ---- unary ------------------------------------------------------------------------------
 
@@ -335,22 +292,14 @@ TERN_POW_INSTANCE(int64_t, int64_t)
 // ---- cast, copy, fill -------------------------------------------------------------------
 
 void cast(int64_t n, DType from, const void* x, int64_t sx, DType to, void* y) {
-  switch (from) {
-    case DType::kFloat32:
-      return cast_from<DType::kFloat32>(n, x, sx, to, y);
-    case DType::kFloat16:
-      return cast_from<DType::kFloat16>(n, x, sx, to, y);
-    case DType::kInt8:
-      return cast_from<DType::kInt8>(n, x, sx, to, y);
-    case DType::kUint8:
-      return cast_from<DType::kUint8>(n, x, sx, to, y);
-    case DType::kInt32:
-      return cast_from<DType::kInt32>(n, x, sx, to, y);
-    case DType::kInt64:
-      return cast_from<DType::kInt64>(n, x, sx, to, y);
-    case DType::kBool:
-      return cast_from<DType::kBool>(n, x, sx, to, y);
-  }
+  visit_dtype(from, [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    visit_dtype(to, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      map1(n, static_cast<const From*>(x), sx, static_cast<To*>(y),
+           [](From v) { return convert<From, To>(v); });
+    });
+  });
 }
 
 void copy(int64_t n, int elem_size, const void* x, int64_t sx, void* y, int64_t sy) {

@@ -1,0 +1,64 @@
+// The ONNX backend conformance runner: runs the cases of Debian's libonnx-testdata
+// (/usr/share/libonnx-testdata/data/{node,pytorch-converted,pytorch-operator,simple}/<case>/
+// with model.onnx and test_data_set_*/input_*.pb, output_*.pb) through tern's public
+// Session API and compares every output with the expected TensorProto.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tern/tensor.h"
+
+namespace tern::conformance {
+
+/// What happened to one case.
+enum class Status { kPassed, kFailed, kUnsupported };
+
+/// "passed", "failed", "unsupported".
+const char* status_name(Status s);
+
+/// The result of one case (all of its test data sets).
+struct CaseResult {
+  std::string suite;  ///< "node", "pytorch-converted", ...
+  std::string name;   ///< the case folder, e.g. "test_abs"
+  std::string op;     ///< report group: the op type ("Abs"), "Softmax (expanded)", "Add + Mul"
+  Status status = Status::kFailed;
+  std::string message;  ///< why it failed, or tern's error for an unsupported case
+  double seconds = 0;   ///< wall time of load + all runs
+};
+
+/// Comparison tolerances: floats pass when |actual - expected| <= atol + rtol * |expected|
+/// (NaN matches NaN, infinities must be equal); integers, bools and strings exactly.
+struct Tolerance {
+  double rtol = 1e-3;
+  double atol = 1e-5;
+};
+
+/// The tolerance for cases of `op`. The default (rtol 1e-3, atol 1e-5) except where
+/// the op's own precision is coarser (see the table in runner.cc for each reason).
+Tolerance tolerance_for(const std::string& op, DType output_dtype);
+
+/// Compares `actual` with `expected`. Returns "" when they match, else a one-line reason
+/// naming the first mismatching element (flat index, both values) or the dtype/shape.
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, const Tolerance& tol);
+
+/// The report group of a case folder: see CaseResult::op.
+std::string case_op_label(const std::filesystem::path& case_dir);
+
+/// Runs one case folder. Never throws: errors become kFailed or kUnsupported results.
+/// A case is kUnsupported when the model uses an op type tern does not register, or
+/// a non-tensor value type (sequence, optional, map); the message is tern's own error.
+CaseResult run_case(const std::filesystem::path& case_dir, const std::string& suite);
+
+/// Every case folder of `suite` under `data_dir`, sorted by name. Throws IOError when the
+/// folder does not exist.
+std::vector<std::filesystem::path> list_cases(const std::filesystem::path& data_dir,
+                                              const std::string& suite);
+
+/// The markdown report: totals per suite, then per op type passed / failed / unsupported,
+/// then the failing and unsupported cases with their messages.
+std::string markdown_report(const std::vector<CaseResult>& results,
+                            const std::string& data_dir);
+
+}  // namespace tern::conformance
