@@ -98,7 +98,7 @@ class Session {
   std::map<std::string, int> op_histogram() const;
   /// Number of weight values (elements of all initializers and Constant nodes).
   int64_t parameter_count() const;
-  /// The model's default-domain ("ai.onnx") opset version, 7..17.
+  /// The model's default-domain ("ai.onnx") opset version, 1..17.
   int opset() const;
   /// The model's ONNX IR version (>= 3).
   int64_t ir_version() const;

@@ -17,7 +17,7 @@ namespace tern::onnx {
 namespace {
 
 constexpr int64_t kMinIrVersion = 3;
-constexpr int kMinOpset = 7;
+constexpr int kMinOpset = 1;
 constexpr int kMaxOpset = 17;
 // protobuf parses at most 2 GiB (its sizes are int): larger files are refused unread.
 constexpr int64_t kMaxProtobufBytes = INT_MAX;
@@ -78,7 +78,11 @@ class Importer {
       TERN_CHECK(opset < 0 || opset == op.version(), ModelError,
                  "opset_import lists the default domain twice, with versions {} and {}", opset,
                  op.version());
-      TERN_CHECK(op.version() >= kMinOpset && op.version() <= kMaxOpset, UnsupportedOpError,
+      TERN_CHECK(op.version() >= kMinOpset, ModelError,
+                 "the model uses default-domain opset {}, which does not exist; tern supports "
+                 "opsets {} to {}",
+                 op.version(), kMinOpset, kMaxOpset);
+      TERN_CHECK(op.version() <= kMaxOpset, UnsupportedOpError,
                  "the model uses default-domain opset {}; tern supports opsets {} to {}",
                  op.version(), kMinOpset, kMaxOpset);
       opset = static_cast<int>(op.version());

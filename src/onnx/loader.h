@@ -19,7 +19,7 @@ struct LoadLimits {
 
 /// Parses and validates a serialized ModelProto.
 ///
-/// Accepts IR version >= 3 and default-domain opsets 7..17. Initializers listed among
+/// Accepts IR version >= 3 and default-domain opsets 1..17. Initializers listed among
 /// graph inputs (old exporters) become constants, not inputs. Checks: the protobuf
 /// parses; every node's op is registered in ops::OpRegistry with an input/output count
 /// its schema allows; node inputs are defined; no cycles; tensor sizes are within

@@ -4,7 +4,8 @@
 // truncates toward zero like C, a zero divisor is an InvalidArgument), Pow-15 (base
 // float32/int32/int64; exponent of any of those from opset 12, of the base's dtype
 // before; the result has the base's dtype), PRelu-16 (float32; int32/int64 from opset 16).
-// Integer arithmetic wraps, so int64 shape arithmetic is exact.
+// Integer arithmetic wraps, so int64 shape arithmetic is exact. Before opset 7 (Add-6 ...),
+// broadcasting is opt-in (broadcast = 1) with an optional axis that aligns B inside A.
 #include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
@@ -19,7 +20,11 @@ using kernels::ref::BinaryKind;
 class BinaryOp final : public Op {
  public:
   BinaryOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
-    (void)attrs;
+    // Before opset 7, B broadcasts only when broadcast = 1, aligned with A at `axis`
+    // (default: B's dims match A's trailing dims, which numpy broadcasting also does).
+    if (ctx.opset < 7 && attrs.get_int("broadcast", 0) != 0) {
+      legacy_axis_ = attrs.get_int("axis", kNoAxis);
+    }
     const std::string& t = ctx.op_type;
     if (t == "Add") {
       kind_ = BinaryKind::kAdd;
@@ -40,7 +45,8 @@ class BinaryOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     const InferInput& a = inputs[0];
-    const InferInput& b = inputs[1];
+    InferInput b = inputs[1];
+    b.shape = legacy_b_shape(a.shape, b.shape);
     const bool prelu = !is_pow_ && kind_ == BinaryKind::kPRelu;
     const char* a_name = prelu ? "X" : "A";
     const char* b_name = prelu ? "slope" : "B";
@@ -70,7 +76,9 @@ class BinaryOp final : public Op {
     if (!y.defined()) return;
     check_contiguous_output(y, where());
     const Tensor& a = inputs[0];
-    const Tensor& b = inputs[1];
+    const Shape b_shape = legacy_b_shape(a.shape(), inputs[1].shape());
+    const Tensor b =
+        b_shape == inputs[1].shape() ? inputs[1] : inputs[1].contiguous().reshape(b_shape);
     const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(a), StridedOperand::of(b)};
     if (is_pow_) {
       visit_dtype<float, int32_t, int64_t>(a.dtype(), where(), [&]<typename TB>() {
@@ -96,6 +104,30 @@ class BinaryOp final : public Op {
   }
 
  private:
+  static constexpr int64_t kNoAxis = INT64_MIN;
+
+  // B's shape with trailing 1s so that it lines up with A at the legacy `axis` (opset < 7);
+  // B's own shape otherwise.
+  // PRelu before opset 7 takes a per-channel slope of shape [C] for X of shape [N, C, ...].
+  Shape legacy_b_shape(const Shape& a, const Shape& b) const {
+    if (kind_ == BinaryKind::kPRelu && !is_pow_ && context().opset < 7 && b.size() == 1 &&
+        a.size() >= 2 && b[0] == a[1]) {
+      Shape out(a.size() - 1, 1);
+      out[0] = b[0];
+      return out;
+    }
+    if (legacy_axis_ == kNoAxis) return b;
+    const int64_t rank = static_cast<int64_t>(a.size());
+    const int64_t axis = legacy_axis_ < 0 ? legacy_axis_ + rank : legacy_axis_;
+    TERN_CHECK(axis >= 0 && axis + static_cast<int64_t>(b.size()) <= rank, ShapeError,
+               "{}: broadcast axis {} does not fit B of shape {} into A of shape {} (opset {} "
+               "legacy broadcasting)",
+               where(), legacy_axis_, shape_str(b), shape_str(a), context().opset);
+    Shape out = b;
+    out.resize(static_cast<size_t>(rank - axis), 1);
+    return out;
+  }
+
   // Integer division by zero is undefined in C++ (and ONNX): reject it up front.
   template <typename T>
   void check_no_zero(const Tensor& divisor) const {
@@ -110,6 +142,7 @@ class BinaryOp final : public Op {
 
   BinaryKind kind_ = BinaryKind::kAdd;
   bool is_pow_ = false;
+  int64_t legacy_axis_ = kNoAxis;  ///< opset < 7 with broadcast = 1 and an axis
 };
 
 }  // namespace
