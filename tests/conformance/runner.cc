@@ -88,6 +88,17 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, const 
   }
   const Tensor a = actual.contiguous();
   const Tensor e = expected.contiguous();
+  if (a.dtype() == DType::kString) {
+    const auto* pa = a.data<std::string>();
+    const auto* pe = e.data<std::string>();
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      if (pa[i] != pe[i]) {
+        return fmt::format("first difference at flat index {}: got \"{}\", expected \"{}\"", i,
+                           pa[i], pe[i]);
+      }
+    }
+    return "";
+  }
   return visit_dtype(a.dtype(), [&](auto tag) -> std::string {
     using T = typename decltype(tag)::type;
     const T* pa = static_cast<const T*>(a.raw_data());
@@ -161,7 +172,7 @@ std::string label_from_ops(const std::vector<std::string>& ops) {
 
 // Why tern cannot run the model at all, or "" when every op and value type is one tern
 // claims: an op type it does not register, or a graph input/output that is not a tensor
-// (sequence, optional, map).
+// (sequence, optional, map) or holds complex numbers.
 std::string unsupported_reason(const ::onnx::ModelProto& m) {
   const auto& registry = ops::OpRegistry::global();
   for (const auto& n : m.graph().node()) {
@@ -179,17 +190,17 @@ std::string unsupported_reason(const ::onnx::ModelProto& m) {
   for (const auto& v : m.graph().output()) {
     if (non_tensor(v)) return fmt::format("non-tensor output '{}'", v.name());
   }
-  // STRING (8) and the complex types (14, 15) are element types tern has no dtype for.
-  auto exotic = [](const ::onnx::ValueInfoProto& v) {
+  // The complex types (14, 15) are element types tern has no dtype for.
+  auto complex = [](const ::onnx::ValueInfoProto& v) {
     if (!v.type().has_tensor_type()) return false;
     const int t = v.type().tensor_type().elem_type();
-    return t == 8 || t == 14 || t == 15;
+    return t == 14 || t == 15;
   };
   for (const auto& v : m.graph().input()) {
-    if (exotic(v)) return fmt::format("string/complex input '{}'", v.name());
+    if (complex(v)) return fmt::format("complex input '{}'", v.name());
   }
   for (const auto& v : m.graph().output()) {
-    if (exotic(v)) return fmt::format("string/complex output '{}'", v.name());
+    if (complex(v)) return fmt::format("complex output '{}'", v.name());
   }
   return "";
 }
@@ -421,7 +432,7 @@ std::string markdown_report(const std::vector<CaseResult>& results, const std::s
      << "A case passes when every output of every test data set matches: same dtype and "
         "shape, floats within |got - want| <= 1e-5 + 1e-3 |want|, integers and bools exactly. "
         "A case is unsupported when its model uses an op type tern does not implement, or a "
-        "non-tensor (sequence, optional, map) or string value; the message is tern's own "
+        "non-tensor (sequence, optional, map) or complex value; the message is tern's own "
         "error. A case is bad test data when an input file's shape contradicts the static "
         "shape its own model declares for that input (tern, like ONNX Runtime, rejects such "
         "an input); those are listed at the end with the contradiction.\n\n";

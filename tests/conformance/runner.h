@@ -50,7 +50,8 @@ std::string case_op_label(const std::filesystem::path& case_dir);
 
 /// Runs one case folder. Never throws: errors become kFailed, kUnsupported or kBadData.
 /// A case is kUnsupported when the model uses an op type tern does not register, or
-/// a non-tensor value type (sequence, optional, map); the message is tern's own error.
+/// a non-tensor value type (sequence, optional, map) or complex numbers; the message is
+/// tern's own error.
 CaseResult run_case(const std::filesystem::path& case_dir, const std::string& suite);
 
 /// Every case folder of `suite` under `data_dir`, sorted by name. Throws IOError when the
