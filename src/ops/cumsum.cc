@@ -33,8 +33,8 @@ class CumSumOp final : public Op {
     check_contiguous_output(y, where());
     const Tensor x = inputs[0].contiguous();
     const std::vector<int64_t> axis_v = int_values(inputs[1], where(), 1, "axis");
-    TERN_CHECK(axis_v.size() == 1, InvalidArgument, "{}: axis must hold one value, got {}",
-               where(), axis_v.size());
+    TERN_CHECK(axis_v.size() == 1, InvalidArgument, "{}: axis must hold one value, got {}", where(),
+               axis_v.size());
     const int axis = normalize_axis(axis_v[0], x.rank(), where());
     int64_t outer = 1, inner = 1;
     const int64_t n = x.dim(axis);

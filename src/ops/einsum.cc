@@ -103,7 +103,8 @@ class EinsumOp final : public Op {
       return st;
     };
     std::vector<std::vector<int64_t>> in_st;
-    for (size_t i = 0; i < xs.size(); ++i) in_st.push_back(strides_for(plan.in_labels[i], shapes[i]));
+    for (size_t i = 0; i < xs.size(); ++i)
+      in_st.push_back(strides_for(plan.in_labels[i], shapes[i]));
     const std::vector<int64_t> out_st = strides_for(plan.out_labels, y.shape());
     visit_dtype<float, double, int32_t, int64_t>(y.dtype(), where(), [&]<typename T>() {
       T* out = y.data<T>();
@@ -159,7 +160,8 @@ class EinsumOp final : public Op {
     }
     for (size_t i = 0; i < t.size(); ++i) {
       if (e != std::string::npos && i == e) {
-        for (int k = 0; k < rank - letters; ++k) out.push_back(kEllipsisBase + (rank - letters - 1 - k));
+        for (int k = 0; k < rank - letters; ++k)
+          out.push_back(kEllipsisBase + (rank - letters - 1 - k));
         i += 2;
       } else {
         out.push_back(static_cast<unsigned char>(t[i]));
@@ -183,7 +185,7 @@ class EinsumOp final : public Op {
         const int64_t n = shapes[i][d];
         count[l] += 1;
         auto it = p.size.find(l);
-        if (it == p.size.end() || it->second == 1) {
+        if (it == p.size.end() || (l >= kEllipsisBase && it->second == 1)) {
           p.size[l] = n;
         } else {
           TERN_CHECK(n == it->second || (n == 1 && l >= kEllipsisBase), ShapeError,

@@ -164,8 +164,8 @@ class GatherNDOp final : public Op {
     const int64_t r = static_cast<int64_t>(ds.size());
     const int64_t q = static_cast<int64_t>(is.size());
     TERN_CHECK(q >= 1 && r >= 1 && batch_dims_ < std::min(q, r), ShapeError,
-               "{}: data {} and indices {} must have rank > batch_dims {}", where(),
-               shape_str(ds), shape_str(is), batch_dims_);
+               "{}: data {} and indices {} must have rank > batch_dims {}", where(), shape_str(ds),
+               shape_str(is), batch_dims_);
     const int64_t m = is.back();
     TERN_CHECK(m >= 1 && m <= r - batch_dims_, ShapeError,
                "{}: the last indices dim {} must be in 1..{} (data rank - batch_dims)", where(), m,
@@ -190,8 +190,8 @@ class GatherNDOp final : public Op {
     const Shape& is = inputs[1].shape();
     const int64_t m = is.back();
     const int64_t b = batch_dims_;
-    const std::vector<int64_t> idx = checked_indices(
-        inputs[1], where(), [&](int64_t j) { return ds[b + j % m]; });
+    const std::vector<int64_t> idx =
+        checked_indices(inputs[1], where(), [&](int64_t j) { return ds[b + j % m]; });
     const std::vector<int64_t> dst = strides_of(ds);
     int64_t batches = 1;
     for (int64_t d = 0; d < b; ++d) batches *= is[d];

@@ -34,11 +34,9 @@ class NonMaxSuppressionOp final : public Op {
     check_dtype(inputs[1].dtype, {DType::kFloat32}, where(), 1, "scores");
     const Shape& bs = inputs[0].shape;
     const Shape& ss = inputs[1].shape;
-    TERN_CHECK(bs.size() == 3 && bs[2] == 4 && ss.size() == 3 && ss[0] == bs[0] &&
-                   ss[2] == bs[1],
-               ShapeError,
-               "{}: expected boxes [B, N, 4] and scores [B, C, N], got {} and {}", where(),
-               shape_str(bs), shape_str(ss));
+    TERN_CHECK(bs.size() == 3 && bs[2] == 4 && ss.size() == 3 && ss[0] == bs[0] && ss[2] == bs[1],
+               ShapeError, "{}: expected boxes [B, N, 4] and scores [B, C, N], got {} and {}",
+               where(), shape_str(bs), shape_str(ss));
     std::vector<const Tensor*> values(5, nullptr);
     for (int i = 0; i < 5; ++i) {
       if (has_input(inputs, i)) values[i] = &require_value(inputs, i);
@@ -67,16 +65,18 @@ class NonMaxSuppressionOp final : public Op {
   std::vector<int64_t> select(const std::vector<const Tensor*>& in) const {
     const Tensor boxes = in[0]->contiguous();
     const Tensor scores = in[1]->contiguous();
-    const int64_t max_out =
-        in[2] && in[2]->numel() > 0 ? int_values(*in[2], where(), 2, "max_output_boxes_per_class")[0]
-                                    : 0;
+    const int64_t max_out = in[2] && in[2]->numel() > 0
+                                ? int_values(*in[2], where(), 2, "max_output_boxes_per_class")[0]
+                                : 0;
     const float iou_threshold =
-        in[3] && in[3]->numel() > 0 ? static_cast<float>(scalar_value(*in[3], where(), 3, "iou_threshold"))
-                                    : 0.0f;
+        in[3] && in[3]->numel() > 0
+            ? static_cast<float>(scalar_value(*in[3], where(), 3, "iou_threshold"))
+            : 0.0f;
     const bool has_score_threshold = in[4] && in[4]->numel() > 0;
     const float score_threshold =
-        has_score_threshold ? static_cast<float>(scalar_value(*in[4], where(), 4, "score_threshold"))
-                            : 0.0f;
+        has_score_threshold
+            ? static_cast<float>(scalar_value(*in[4], where(), 4, "score_threshold"))
+            : 0.0f;
     const int64_t B = boxes.dim(0), N = boxes.dim(1), C = scores.dim(1);
     std::vector<int64_t> rows;
     if (max_out <= 0) return rows;

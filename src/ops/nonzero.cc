@@ -40,7 +40,8 @@ class NonZeroOp final : public Op {
     const std::vector<bool> flags = nonzero_flags(require_value(inputs, 0).contiguous());
     int64_t n = 0;
     for (bool f : flags) n += f ? 1 : 0;
-    return {TensorType{DType::kInt64, {std::max<int64_t>(static_cast<int64_t>(inputs[0].shape.size()), 1), n}}};
+    return {TensorType{DType::kInt64,
+                       {std::max<int64_t>(static_cast<int64_t>(inputs[0].shape.size()), 1), n}}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,

@@ -17,8 +17,8 @@ namespace {
 /// The values of a float32/float64/int32/int64 tensor as int64 (floats truncated).
 std::vector<int64_t> as_int64(const Tensor& t_in, const std::string& where, int index,
                               const char* name) {
-  check_dtype(t_in.dtype(), {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64},
-              where, index, name);
+  check_dtype(t_in.dtype(), {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}, where,
+              index, name);
   const Tensor t = t_in.contiguous();
   std::vector<int64_t> out(t.numel());
   visit_dtype<float, double, int32_t, int64_t>(t.dtype(), where, [&]<typename T>() {

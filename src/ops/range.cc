@@ -16,8 +16,8 @@ class RangeOp final : public Op {
   RangeOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) { (void)attrs; }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_dtypes(inputs, {DType::kFloat32, DType::kFloat64, DType::kInt16, DType::kInt32,
-                          DType::kInt64},
+    check_dtypes(inputs,
+                 {DType::kFloat32, DType::kFloat64, DType::kInt16, DType::kInt32, DType::kInt64},
                  where(), {"start", "limit", "delta"});
     for (int i = 0; i < 3; ++i) {
       check_same_dtype(inputs[i].dtype, inputs[0].dtype, where(), i, "start/limit/delta", 0,

@@ -74,6 +74,9 @@ class ReduceOp final : public Op {
     const InferInput& x = inputs[0];
     check_dtype(x.dtype, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}, where(),
                 0, "data");
+    TERN_CHECK(axes_from_input_ || !has_input(inputs, 1), ModelError,
+               "{}: takes one input at opset {} (axes is an attribute before opset {})", where(),
+               ctx_.opset, kind_ == ReduceKind::kSum ? 13 : 18);
     const std::vector<bool> reduced = reduced_dims(inputs);
     return {TensorType{x.dtype, output_shape(x.shape, reduced)}};
   }
@@ -231,8 +234,8 @@ class ArgMaxOp final : public Op {
     const int rank = static_cast<int>(x.shape.size());
     const int axis = normalize_axis(axis_, rank, where());
     TERN_CHECK(x.shape[axis] > 0, ShapeError,
-               "{}: cannot take the index of an extreme over axis {} of size 0 (input shape {})", where(), axis,
-               shape_str(x.shape));
+               "{}: cannot take the index of an extreme over axis {} of size 0 (input shape {})",
+               where(), axis, shape_str(x.shape));
     Shape out = x.shape;
     if (keepdims_) {
       out[axis] = 1;
@@ -271,9 +274,9 @@ class ArgMaxOp final : public Op {
 }  // namespace
 
 void register_reduce(OpRegistry& r) {
-  for (const char* name : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd",
-                           "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
-                           "ReduceLogSumExp"}) {
+  for (const char* name :
+       {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
     r.add(make_schema<ReduceOp>(name, 1, 2));  // axes input: ReduceSum-13, the others -18
   }
   r.add(make_schema<ArgMaxOp>("ArgMax", 1, 1));

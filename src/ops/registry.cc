@@ -38,12 +38,12 @@ void register_range(OpRegistry& r);           // Range
 void register_cumsum(OpRegistry& r);          // CumSum
 void register_topk(OpRegistry& r);            // TopK
 void register_non_max_suppression(OpRegistry& r);  // NonMaxSuppression
-void register_einsum(OpRegistry& r);          // Einsum
-void register_trilu(OpRegistry& r);           // Trilu, EyeLike
-void register_nonzero(OpRegistry& r);         // NonZero, Compress
-void register_onehot(OpRegistry& r);          // OneHot
-void register_scatter(OpRegistry& r);         // ScatterElements, Scatter, ScatterND
-void register_reverse_sequence(OpRegistry& r);  // ReverseSequence
+void register_einsum(OpRegistry& r);               // Einsum
+void register_trilu(OpRegistry& r);                // Trilu, EyeLike
+void register_nonzero(OpRegistry& r);              // NonZero, Compress
+void register_onehot(OpRegistry& r);               // OneHot
+void register_scatter(OpRegistry& r);              // ScatterElements, Scatter, ScatterND
+void register_reverse_sequence(OpRegistry& r);     // ReverseSequence
 
 namespace {
 
@@ -96,8 +96,8 @@ const OpRegistry& OpRegistry::global() {
 }
 
 void OpRegistry::add(OpSchema schema) {
-  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument,
-             "op '{}' registered twice", schema.op_type);
+  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument, "op '{}' registered twice",
+             schema.op_type);
   std::string key = schema.op_type;
   schemas_.emplace(std::move(key), std::move(schema));
 }

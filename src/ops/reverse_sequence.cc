@@ -17,16 +17,16 @@ class ReverseSequenceOp final : public Op {
     batch_axis_ = attrs.get_int("batch_axis", 1);
     time_axis_ = attrs.get_int("time_axis", 0);
     TERN_CHECK((batch_axis_ == 0 && time_axis_ == 1) || (batch_axis_ == 1 && time_axis_ == 0),
-               ModelError, "{}: batch_axis and time_axis must be 0 and 1 (got {} and {})",
-               where(), batch_axis_, time_axis_);
+               ModelError, "{}: batch_axis and time_axis must be 0 and 1 (got {} and {})", where(),
+               batch_axis_, time_axis_);
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     const Shape& xs = inputs[0].shape;
     check_dtype(inputs[1].dtype, {DType::kInt64, DType::kInt32}, where(), 1, "sequence_lens");
     TERN_CHECK(xs.size() >= 2 && inputs[1].shape == Shape{xs[batch_axis_]}, ShapeError,
-               "{}: expected input of rank >= 2 and sequence_lens [batch], got {} and {}",
-               where(), shape_str(xs), shape_str(inputs[1].shape));
+               "{}: expected input of rank >= 2 and sequence_lens [batch], got {} and {}", where(),
+               shape_str(xs), shape_str(inputs[1].shape));
     return {TensorType{inputs[0].dtype, xs}};
   }
 
@@ -48,9 +48,7 @@ class ReverseSequenceOp final : public Op {
                  "{}: sequence_lens[{}] = {} must be in 0..{}", where(), b, lens[b], time);
       for (int64_t t = 0; t < time; ++t) {
         const int64_t from = t < lens[b] ? lens[b] - 1 - t : t;
-        auto offset = [&](int64_t tt) {
-          return batch_axis_ == 0 ? b * time + tt : tt * batch + b;
-        };
+        auto offset = [&](int64_t tt) { return batch_axis_ == 0 ? b * time + tt : tt * batch + b; };
         std::memcpy(out + offset(t) * row, src + offset(from) * row, row);
       }
     }

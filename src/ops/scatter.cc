@@ -40,8 +40,8 @@ std::vector<int64_t> read_indices(const Tensor& t_in, const std::string& where, 
       const int64_t n = dim_of(static_cast<int64_t>(j));
       const int64_t k = static_cast<int64_t>(t.data<TI>()[j]);
       TERN_CHECK(k >= -n && k < n, InvalidArgument,
-                 "{}: index {} (indices element {}) is out of range for a dim of size {}", where,
-                 k, j, n);
+                 "{}: index {} (indices element {}) is out of range for a dim of size {}", where, k,
+                 j, n);
       out[j] = k < 0 ? k + n : k;
     }
   });
@@ -49,8 +49,8 @@ std::vector<int64_t> read_indices(const Tensor& t_in, const std::string& where, 
 }
 
 /// Applies updates: dst[dst_off[j] + e] (op)= src[j * count + e] for e < count, in order.
-void apply(Reduction red, DType dtype, const std::string& where, const std::vector<int64_t>& dst_off,
-           int64_t count, const void* src, void* dst) {
+void apply(Reduction red, DType dtype, const std::string& where,
+           const std::vector<int64_t>& dst_off, int64_t count, const void* src, void* dst) {
   if (red == Reduction::kNone) {
     const size_t es = dtype_size(dtype);
     for (size_t j = 0; j < dst_off.size(); ++j) {
@@ -67,11 +67,21 @@ void apply(Reduction red, DType dtype, const std::string& where, const std::vect
         T& out = d[dst_off[j] + e];
         const T v = s[j * count + e];
         switch (red) {
-          case Reduction::kAdd: out = kernels::ref::wrapping_add(out, v); break;
-          case Reduction::kMul: out = kernels::ref::wrapping_mul(out, v); break;
-          case Reduction::kMax: out = std::max(out, v); break;
-          case Reduction::kMin: out = std::min(out, v); break;
-          case Reduction::kNone: out = v; break;
+          case Reduction::kAdd:
+            out = kernels::ref::wrapping_add(out, v);
+            break;
+          case Reduction::kMul:
+            out = kernels::ref::wrapping_mul(out, v);
+            break;
+          case Reduction::kMax:
+            out = std::max(out, v);
+            break;
+          case Reduction::kMin:
+            out = std::min(out, v);
+            break;
+          case Reduction::kNone:
+            out = v;
+            break;
         }
       }
     }
@@ -162,8 +172,8 @@ class ScatterNDOp final : public Op {
                shape_str(is), ds.size(), shape_str(ds));
     Shape us(is.begin(), is.end() - 1);
     us.insert(us.end(), ds.begin() + is.back(), ds.end());
-    TERN_CHECK(inputs[2].shape == us, ShapeError, "{}: updates must have shape {}, got {}",
-               where(), shape_str(us), shape_str(inputs[2].shape));
+    TERN_CHECK(inputs[2].shape == us, ShapeError, "{}: updates must have shape {}, got {}", where(),
+               shape_str(us), shape_str(inputs[2].shape));
     return {TensorType{inputs[0].dtype, ds}};
   }
 

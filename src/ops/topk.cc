@@ -26,8 +26,8 @@ class TopKOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     const InferInput& x = inputs[0];
-    check_dtype(x.dtype, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64},
-                where(), 0, "X");
+    check_dtype(x.dtype, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}, where(),
+                0, "X");
     const int axis = normalize_axis(axis_, static_cast<int>(x.shape.size()), where());
     const int64_t k = k_of(inputs);
     TERN_CHECK(k >= 0 && k <= x.shape[axis], ShapeError,

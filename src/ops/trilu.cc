@@ -23,8 +23,7 @@ class TriluOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     TERN_CHECK(inputs[0].shape.size() >= 2, ShapeError,
-               "{}: input must have rank >= 2, got shape {}", where(),
-               shape_str(inputs[0].shape));
+               "{}: input must have rank >= 2, got shape {}", where(), shape_str(inputs[0].shape));
     if (has_input(inputs, 1)) check_dtype(inputs[1].dtype, {DType::kInt64}, where(), 1, "k");
     return {TensorType{inputs[0].dtype, inputs[0].shape}};
   }
@@ -76,8 +75,8 @@ class EyeLikeOp final : public Op {
       const int64_t code = attrs.get_int("dtype", 1);
       dtype_ = dtype_from_onnx(code);
       TERN_CHECK(dtype_.has_value(), UnsupportedOpError,
-                 "{}: dtype {} is not supported (supported: numeric and bool type codes)",
-                 where(), code);
+                 "{}: dtype {} is not supported (supported: numeric and bool type codes)", where(),
+                 code);
     }
   }
 

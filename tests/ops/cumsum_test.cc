@@ -19,7 +19,8 @@ void check_cumsum(const Shape& shape, int64_t axis, bool exclusive, bool reverse
     std::vector<int64_t> idx(o.begin(), o.end());
     double want = 0;
     for (int64_t k = 0; k < shape[a]; ++k) {
-      const bool in = reverse ? (exclusive ? k > o[a] : k >= o[a]) : (exclusive ? k < o[a] : k <= o[a]);
+      const bool in =
+          reverse ? (exclusive ? k > o[a] : k >= o[a]) : (exclusive ? k < o[a] : k <= o[a]);
       if (!in) continue;
       idx[a] = k;
       want += x.item_as_double(idx);
@@ -54,12 +55,21 @@ TEST(CumSum, HandChecked) {
 
 TEST(CumSum, Errors) {
   const Tensor x = f32({1, 2}, {2});
-  expect_error<ShapeError>([&] { run1("CumSum", {x, i64({1}, {})}); },
-                           {"CumSum 'test_node'", "axis 1"});
-  expect_error<UnsupportedOpError>([&] { run1("CumSum", {x, f32({0}, {})}); },
-                                   {"CumSum 'test_node'", "axis"});
-  expect_error<UnsupportedOpError>([&] { run1("CumSum", {make<uint8_t>({1}, {1}), i64({0}, {})}); },
-                                   {"CumSum 'test_node'", "uint8"});
+  expect_error<ShapeError>(
+      [&] {
+        run1("CumSum", {x, i64({1}, {})});
+      },
+      {"CumSum 'test_node'", "axis 1"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run1("CumSum", {x, f32({0}, {})});
+      },
+      {"CumSum 'test_node'", "axis"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run1("CumSum", {make<uint8_t>({1}, {1}), i64({0}, {})});
+      },
+      {"CumSum 'test_node'", "uint8"});
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ Tensor nms(const Tensor& boxes, const Tensor& scores, int64_t max_out, float iou
 }
 
 // Six boxes of the ONNX example: three overlapping near y = 0, two near y = 10, one at 100.
-const std::vector<float> kBoxes = {0, 0,   1, 1,    0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
-                                   0, 10,  1, 11,   0, 10.1f, 1, 11.1f, 0, 100, 1, 101};
+const std::vector<float> kBoxes = {0, 0,  1, 1,  0, 0.1f,  1, 1.1f,  0, -0.1f, 1, 0.9f,
+                                   0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100,   1, 101};
 const std::vector<float> kScores = {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f};
 
 TEST(NonMaxSuppression, HandChecked) {
@@ -29,8 +29,7 @@ TEST(NonMaxSuppression, HandChecked) {
   EXPECT_EQ(y.shape(), (Shape{3, 3}));
   EXPECT_EQ(y.to_int64_vector(), (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
   // Score threshold drops box 5 (0.3 <= 0.4).
-  EXPECT_EQ(nms(b, s, 3, 0.5f, 0.4f).to_int64_vector(),
-            (std::vector<int64_t>{0, 0, 3, 0, 0, 0}));
+  EXPECT_EQ(nms(b, s, 3, 0.5f, 0.4f).to_int64_vector(), (std::vector<int64_t>{0, 0, 3, 0, 0, 0}));
   // Output limit.
   EXPECT_EQ(nms(b, s, 2, 0.5f, 0.0f).to_int64_vector(), (std::vector<int64_t>{0, 0, 3, 0, 0, 0}));
   // max_output_boxes_per_class = 0 and omitted: nothing selected.
@@ -42,8 +41,7 @@ TEST(NonMaxSuppression, HandChecked) {
     std::swap(flipped[i], flipped[i + 2]);
     std::swap(flipped[i + 1], flipped[i + 3]);
   }
-  EXPECT_EQ(nms(f32(flipped, {1, 6, 4}), s, 3, 0.5f, 0.0f).to_int64_vector(),
-            y.to_int64_vector());
+  EXPECT_EQ(nms(f32(flipped, {1, 6, 4}), s, 3, 0.5f, 0.0f).to_int64_vector(), y.to_int64_vector());
   // Center-point boxes [xc, yc, w, h] equal to the corner boxes.
   std::vector<float> center;
   for (size_t i = 0; i < kBoxes.size(); i += 4) {
@@ -64,10 +62,10 @@ TEST(NonMaxSuppression, HandChecked) {
   const Tensor same = f32(std::vector<float>(4 * 5, 0.0f), {1, 5, 4});
   std::vector<float> same_boxes;
   for (int i = 0; i < 5; ++i) same_boxes.insert(same_boxes.end(), {0, 0, 1, 1});
-  EXPECT_EQ(nms(f32(same_boxes, {1, 5, 4}), f32(std::vector<float>(5, 0.9f), {1, 1, 5}), 3, 0.5f,
-                0.0f)
-                .to_int64_vector(),
-            (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(
+      nms(f32(same_boxes, {1, 5, 4}), f32(std::vector<float>(5, 0.9f), {1, 1, 5}), 3, 0.5f, 0.0f)
+          .to_int64_vector(),
+      (std::vector<int64_t>{0, 0, 0}));
   (void)same;
 }
 
@@ -107,7 +105,8 @@ TEST(NonMaxSuppression, RandomSweepAgainstGreedy) {
         for (int64_t n : order) {
           if (static_cast<int64_t>(kept.size()) == max_out) break;
           bool ok = true;
-          for (int64_t k : kept) ok = ok && iou_ref(bp + (b * N + n) * 4, bp + (b * N + k) * 4) <= iou_t;
+          for (int64_t k : kept)
+            ok = ok && iou_ref(bp + (b * N + n) * 4, bp + (b * N + k) * 4) <= iou_t;
           if (!ok) continue;
           kept.push_back(n);
           want.insert(want.end(), {b, c, n});
@@ -120,8 +119,11 @@ TEST(NonMaxSuppression, RandomSweepAgainstGreedy) {
 
 TEST(NonMaxSuppression, Errors) {
   const Tensor b = f32(kBoxes, {1, 6, 4});
-  expect_error<ShapeError>([&] { run1("NonMaxSuppression", {b, f32(kScores, {1, 6, 1})}, {}, 11); },
-                           {"NonMaxSuppression 'test_node'", "[B, C, N]"});
+  expect_error<ShapeError>(
+      [&] {
+        run1("NonMaxSuppression", {b, f32(kScores, {1, 6, 1})}, {}, 11);
+      },
+      {"NonMaxSuppression 'test_node'", "[B, C, N]"});
   expect_error<ModelError>(
       [&] {
         run1("NonMaxSuppression", {b, f32(kScores, {1, 1, 6})}, AttrMap().i("center_point_box", 2),
@@ -129,7 +131,9 @@ TEST(NonMaxSuppression, Errors) {
       },
       {"NonMaxSuppression 'test_node'", "center_point_box"});
   expect_error<UnsupportedOpError>(
-      [&] { run1("NonMaxSuppression", {b, make<double>({0, 0, 0, 0, 0, 0}, {1, 1, 6})}, {}, 11); },
+      [&] {
+        run1("NonMaxSuppression", {b, make<double>({0, 0, 0, 0, 0, 0}, {1, 1, 6})}, {}, 11);
+      },
       {"NonMaxSuppression 'test_node'", "float64"});
 }
 

@@ -22,7 +22,8 @@ void check_range(T start, T limit, T delta) {
   ASSERT_EQ(y.dtype(), dtype_of<T>());
   for (int64_t i = 0; i < want_n; ++i) {
     const double want = static_cast<double>(start) + static_cast<double>(i) * delta;
-    EXPECT_NEAR(y.item_as_double({i}), want, std::is_floating_point_v<T> ? 1e-5 * (1 + std::fabs(want)) : 0)
+    EXPECT_NEAR(y.item_as_double({i}), want,
+                std::is_floating_point_v<T> ? 1e-5 * (1 + std::fabs(want)) : 0)
         << i;
   }
 }
@@ -41,9 +42,9 @@ TEST(Range, EmptyRanges) {
   check_range<float>(5, 1, 1);
   check_range<int32_t>(1, 5, -2);
   check_range<int64_t>(3, 3, 1);
-  EXPECT_EQ(run1("Range", {scalar<int32_t>(4), scalar<int32_t>(4), scalar<int32_t>(-1)}, {}, 11)
-                .shape(),
-            (Shape{0}));
+  EXPECT_EQ(
+      run1("Range", {scalar<int32_t>(4), scalar<int32_t>(4), scalar<int32_t>(-1)}, {}, 11).shape(),
+      (Shape{0}));
 }
 
 TEST(Range, HandChecked) {
@@ -57,16 +58,24 @@ TEST(Range, HandChecked) {
 
 TEST(Range, Errors) {
   expect_error<InvalidArgument>(
-      [] { run1("Range", {scalar<float>(0), scalar<float>(1), scalar<float>(0)}, {}, 11); },
+      [] {
+        run1("Range", {scalar<float>(0), scalar<float>(1), scalar<float>(0)}, {}, 11);
+      },
       {"Range 'test_node'", "delta"});
   expect_error<InvalidArgument>(
-      [] { run1("Range", {scalar<float>(0), scalar<int32_t>(1), scalar<float>(1)}, {}, 11); },
+      [] {
+        run1("Range", {scalar<float>(0), scalar<int32_t>(1), scalar<float>(1)}, {}, 11);
+      },
       {"Range 'test_node'", "dtype"});
   expect_error<UnsupportedOpError>(
-      [] { run1("Range", {scalar<uint8_t>(0), scalar<uint8_t>(1), scalar<uint8_t>(1)}, {}, 11); },
+      [] {
+        run1("Range", {scalar<uint8_t>(0), scalar<uint8_t>(1), scalar<uint8_t>(1)}, {}, 11);
+      },
       {"Range 'test_node'", "uint8"});
   expect_error<ShapeError>(
-      [] { run1("Range", {f32({0, 1}, {2}), scalar<float>(1), scalar<float>(1)}, {}, 11); },
+      [] {
+        run1("Range", {f32({0, 1}, {2}), scalar<float>(1), scalar<float>(1)}, {}, 11);
+      },
       {"Range 'test_node'", "scalar"});
 }
 

@@ -263,20 +263,20 @@ void check_new_kind(const std::string& op, const Tensor& x, const std::vector<in
       return flat;
     }());
     // float32 outputs: a few roundings of float arithmetic over <= 120 terms.
-    const double tol = x.dtype() == DType::kFloat32 ? 1e-5 * (1 + std::fabs(want)) * groups[o].size()
-                                                    : 1e-12 * (1 + std::fabs(want)) * groups[o].size();
+    const double tol = x.dtype() == DType::kFloat32
+                           ? 1e-5 * (1 + std::fabs(want)) * groups[o].size()
+                           : 1e-12 * (1 + std::fabs(want)) * groups[o].size();
     ASSERT_NEAR(got, want, tol) << op << " axes " << shape_str(axes) << " out " << o;
   }
 }
 
-const char* const kNewKinds[] = {"ReduceMin",       "ReduceProd",   "ReduceL1",
-                                 "ReduceL2",        "ReduceSumSquare", "ReduceLogSum",
-                                 "ReduceLogSumExp"};
+const char* const kNewKinds[] = {"ReduceMin",       "ReduceProd",   "ReduceL1",       "ReduceL2",
+                                 "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
 
 TEST(Reduce, NewKindsSweepOfAxisSets) {
   // Positive values keep LogSum defined; [0.5, 1.5) keeps products of 120 terms in range.
   const Tensor x = random_tensor<float>({3, 4, 5, 2}, 41, 0.5, 1.5);
-  const std::vector<std::vector<int64_t>> axis_sets = {{},     {0},    {3},       {-1},
+  const std::vector<std::vector<int64_t>> axis_sets = {{},     {0},    {3},      {-1},
                                                        {1, 2}, {0, 2}, {-4, -1}, {0, 1, 3}};
   for (const char* op : kNewKinds) {
     for (const auto& axes : axis_sets) {
@@ -286,14 +286,14 @@ TEST(Reduce, NewKindsSweepOfAxisSets) {
       }
     }
     // A strided view, odd sizes, float64.
-    check_new_kind(op, random_tensor<float>({5, 3, 7}, 42, 0.5, 1.5).transpose(0, 2), {0, 2},
-                   false, 13);
+    check_new_kind(op, random_tensor<float>({5, 3, 7}, 42, 0.5, 1.5).transpose(0, 2), {0, 2}, false,
+                   13);
     check_new_kind(op, random_tensor<double>({3, 1, 5}, 43, 0.5, 1.5), {0, 1}, true, 13);
   }
   // Signed values for the kinds defined on them.
   const Tensor s = random_tensor<float>({4, 3, 5}, 44, -2.0, 2.0);
-  for (const char* op : {"ReduceMin", "ReduceL1", "ReduceL2", "ReduceSumSquare",
-                         "ReduceLogSumExp", "ReduceProd"}) {
+  for (const char* op :
+       {"ReduceMin", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ReduceProd"}) {
     check_new_kind(op, s, {0, 2}, true, 13);
     check_new_kind(op, s, {1}, false, 13);
   }
@@ -327,6 +327,24 @@ TEST(Reduce, NewKindsHandCheckedAndIntegers) {
             (std::vector<float>{3, 5}));
 }
 
+TEST(Reduce, NewKindsErrors) {
+  const Tensor x = f32({1, 2, 3, 4}, {2, 2});
+  expect_error<ModelError>(
+      [&] {
+        run1("ReduceMin", {x, i64v({0})}, {}, 13);
+      },
+      {"ReduceMin 'test_node'", "one input"});
+  expect_error<ShapeError>([&] { run1("ReduceL2", {x}, AttrMap().ints("axes", {-3})); },
+                           {"ReduceL2 'test_node'", "axis -3"});
+  expect_error<ShapeError>(
+      [&] {
+        run1("ReduceLogSumExp", {x, i64v({1, 1})}, {}, 18);
+      },
+      {"ReduceLogSumExp 'test_node'", "twice"});
+  expect_error<UnsupportedOpError>([&] { run1("ReduceProd", {make<int8_t>({1}, {1})}); },
+                                   {"ReduceProd 'test_node'", "int8"});
+}
+
 TEST(Reduce, NewKindsEmptyIdentities) {
   const Tensor x = Tensor::empty(DType::kFloat32, {2, 0});
   auto first = [&](const char* op) {
@@ -353,16 +371,24 @@ TEST(ArgMin, HandCheckedTiesAndSweep) {
   for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}) {
     Tensor t;
     switch (dt) {
-      case DType::kFloat64: t = random_tensor<double>({3, 4, 5}, 90); break;
-      case DType::kInt32: t = random_tensor<int32_t>({3, 4, 5}, 91, -3, 3); break;
-      case DType::kInt64: t = random_tensor<int64_t>({3, 4, 5}, 92, -3, 3); break;
-      default: t = random_tensor<float>({3, 4, 5}, 93); break;
+      case DType::kFloat64:
+        t = random_tensor<double>({3, 4, 5}, 90);
+        break;
+      case DType::kInt32:
+        t = random_tensor<int32_t>({3, 4, 5}, 91, -3, 3);
+        break;
+      case DType::kInt64:
+        t = random_tensor<int64_t>({3, 4, 5}, 92, -3, 3);
+        break;
+      default:
+        t = random_tensor<float>({3, 4, 5}, 93);
+        break;
     }
     for (int axis = -3; axis < 3; ++axis) {
       for (int last = 0; last < 2; ++last) {
         const int a = axis < 0 ? axis + 3 : axis;
-        const Tensor y = run1("ArgMin", {t},
-                              AttrMap().i("axis", axis).i("keepdims", 0).i("select_last_index", last));
+        const Tensor y = run1(
+            "ArgMin", {t}, AttrMap().i("axis", axis).i("keepdims", 0).i("select_last_index", last));
         for_each_index(y.shape(), [&](const Shape& o) {
           std::vector<int64_t> idx(o.begin(), o.end());
           idx.insert(idx.begin() + a, 0);

@@ -12,8 +12,8 @@ namespace {
 
 template <typename T>
 void check_topk(const Tensor& x, int64_t k, int axis, bool largest) {
-  const auto outs = run_op("TopK", AttrMap().i("axis", axis).i("largest", largest),
-                           {x, i64v({k})}, 11, 2);
+  const auto outs =
+      run_op("TopK", AttrMap().i("axis", axis).i("largest", largest), {x, i64v({k})}, 11, 2);
   const int a = axis < 0 ? axis + x.rank() : axis;
   Shape want = x.shape();
   want[a] = k;
@@ -65,12 +65,20 @@ TEST(TopK, HandCheckedTiesAndOpset1) {
 
 TEST(TopK, Errors) {
   const Tensor x = f32({1, 2, 3}, {3});
-  expect_error<ShapeError>([&] { run_op("TopK", {}, {x, i64v({4})}, 11, 2); },
-                           {"TopK 'test_node'", "k = 4"});
-  expect_error<ShapeError>([&] { run_op("TopK", AttrMap().i("axis", 1), {x, i64v({1})}, 11, 2); },
-                           {"TopK 'test_node'", "axis 1"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("TopK", {}, {x, i64v({4})}, 11, 2);
+      },
+      {"TopK 'test_node'", "k = 4"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("TopK", AttrMap().i("axis", 1), {x, i64v({1})}, 11, 2);
+      },
+      {"TopK 'test_node'", "axis 1"});
   expect_error<UnsupportedOpError>(
-      [&] { run_op("TopK", {}, {make<uint8_t>({1}, {1}), i64v({1})}, 11, 2); },
+      [&] {
+        run_op("TopK", {}, {make<uint8_t>({1}, {1}), i64v({1})}, 11, 2);
+      },
       {"TopK 'test_node'", "uint8"});
   expect_error<ModelError>([&] { run_op("TopK", {}, {x}, 1, 2); }, {"TopK 'test_node'", "k"});
 }

@@ -5,7 +5,8 @@
 //
 // Data contract: `in` is contiguous [outer, reduce, inner]; `out` is contiguous
 // [outer, inner]. Ops bring any reduction over adjacent axes to this form by merging the
-// dims before, inside and after the reduced block; non-adjacent axes take several passes.
+// dims before, inside and after the reduced block; non-adjacent axes take several passes
+// (kinds that compose, see reduce_kind_composes()) or are permuted to be adjacent first.
 // The accumulation order is sequential along `reduce` (float accumulator); for
 // inner > 1 the loops walk whole rows, so the inner loop is contiguous and vectorizes.
 // No allocation, no threads, no throwing.
@@ -16,13 +17,13 @@
 namespace tern::kernels::ref {
 
 enum class ReduceKind {
-  kSum,   ///< sum; 0 for an empty reduction
-  kMean,  ///< sum / reduce; NaN (float) or 0 (integer) for an empty reduction
-  kMax,   ///< maximum (a NaN wins); lowest value (-inf for float) for an empty reduction
-  kMin,   ///< minimum (a NaN wins); highest value (+inf for float) for an empty reduction
-  kProd,  ///< product (integers wrap); 1 for an empty reduction
-  kL1,    ///< sum of |x|; 0 for an empty reduction
-  kL2,    ///< sqrt(sum of x^2); 0 for an empty reduction
+  kSum,        ///< sum; 0 for an empty reduction
+  kMean,       ///< sum / reduce; NaN (float) or 0 (integer) for an empty reduction
+  kMax,        ///< maximum (a NaN wins); lowest value (-inf for float) for an empty reduction
+  kMin,        ///< minimum (a NaN wins); highest value (+inf for float) for an empty reduction
+  kProd,       ///< product (integers wrap); 1 for an empty reduction
+  kL1,         ///< sum of |x|; 0 for an empty reduction
+  kL2,         ///< sqrt(sum of x^2); 0 for an empty reduction
   kSumSquare,  ///< sum of x^2 (integers wrap); 0 for an empty reduction
   kLogSum,     ///< log(sum); -inf for an empty reduction
   kLogSumExp,  ///< log(sum(exp(x))), computed as max + log(sum(exp(x - max))); -inf when empty
