@@ -44,6 +44,7 @@ class OneHotOp final : public Op {
     Shape out = inputs[0].shape;
     const int axis = out_axis(static_cast<int>(out.size()));
     out.insert(out.begin() + axis, depth);
+    (void)checked_numel(out, where());
     return {TensorType{inputs[2].dtype, out}};
   }
 

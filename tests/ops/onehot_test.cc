@@ -49,6 +49,17 @@ TEST(OneHot, Errors) {
         run1("OneHot", {i64v({0}), i64({2}, {}), f32({0, 1}, {2})}, AttrMap().i("axis", 2), 11);
       },
       {"OneHot 'test_node'", "axis 2"});
+  expect_error<ShapeError>(
+      [] {
+        run1("OneHot", {i64({0, 1, 2, 3}, {4}), i64({int64_t{1} << 62}, {}), f32({0, 1}, {2})}, {},
+             11);
+      },
+      {"OneHot 'test_node'", "more elements than int64 can count"});
+  expect_error<InvalidArgument>(
+      [] {
+        run1("OneHot", {i64v({0}), i64({-1}, {}), f32({0, 1}, {2})}, {}, 11);
+      },
+      {"OneHot 'test_node'", "depth"});
   expect_error<UnsupportedOpError>(
       [] {
         run1("OneHot", {make<uint8_t>({0}, {1}), i64({2}, {}), f32({0, 1}, {2})}, {}, 11);
