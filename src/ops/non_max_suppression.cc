@@ -6,9 +6,11 @@
 // 0: boxes are [y1, x1, y2, x2] corners in either order; 1: [x_center, y_center, w, h].
 // Output: int64 [num_selected, 3] rows (batch, class, box), batch-major, class-major, then
 // in selection order (descending score; equal scores keep the lower box index first).
-// The output length depends on the values, so infer() runs the selection too.
+// The output length depends on the values, so infer() runs the selection too. The
+// selection is kernels::ref::non_max_suppression.
+#include "kernels/reference/non_max_suppression.h"
+
 #include <algorithm>
-#include <numeric>
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -16,10 +18,6 @@
 namespace tern::ops {
 
 namespace {
-
-struct Corners {
-  float y1, x1, y2, x2;  // y1 <= y2, x1 <= x2
-};
 
 class NonMaxSuppressionOp final : public Op {
  public:
@@ -65,73 +63,31 @@ class NonMaxSuppressionOp final : public Op {
   std::vector<int64_t> select(const std::vector<const Tensor*>& in) const {
     const Tensor boxes = in[0]->contiguous();
     const Tensor scores = in[1]->contiguous();
-    const int64_t max_out = in[2] && in[2]->numel() > 0
-                                ? int_values(*in[2], where(), 2, "max_output_boxes_per_class")[0]
-                                : 0;
-    const float iou_threshold =
-        in[3] && in[3]->numel() > 0
-            ? static_cast<float>(scalar_value(*in[3], where(), 3, "iou_threshold"))
-            : 0.0f;
-    const bool has_score_threshold = in[4] && in[4]->numel() > 0;
-    const float score_threshold =
-        has_score_threshold
-            ? static_cast<float>(scalar_value(*in[4], where(), 4, "score_threshold"))
-            : 0.0f;
-    const int64_t B = boxes.dim(0), N = boxes.dim(1), C = scores.dim(1);
-    std::vector<int64_t> rows;
-    if (max_out <= 0) return rows;
-    const float* bp = boxes.data<float>();
-    const float* sp = scores.data<float>();
-    std::vector<Corners> corners(N);
-    std::vector<int64_t> order;
-    std::vector<int64_t> kept;
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t n = 0; n < N; ++n) corners[n] = to_corners(bp + (b * N + n) * 4);
-      for (int64_t c = 0; c < C; ++c) {
-        const float* s = sp + (b * C + c) * N;
-        order.clear();
-        for (int64_t n = 0; n < N; ++n) {
-          if (!has_score_threshold || s[n] > score_threshold) order.push_back(n);
-        }
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int64_t a, int64_t bb) { return s[a] > s[bb]; });
-        kept.clear();
-        for (int64_t n : order) {
-          if (static_cast<int64_t>(kept.size()) >= max_out) break;
-          bool suppressed = false;
-          for (int64_t k : kept) {
-            if (iou(corners[n], corners[k]) > iou_threshold) {
-              suppressed = true;
-              break;
-            }
-          }
-          if (suppressed) continue;
-          kept.push_back(n);
-          rows.insert(rows.end(), {b, c, n});
-        }
-      }
+    kernels::ref::NmsParams p;
+    p.batches = boxes.dim(0);
+    p.boxes = boxes.dim(1);
+    p.classes = scores.dim(1);
+    p.center_point_box = center_point_box_ == 1;
+    if (in[2] && in[2]->numel() > 0) {
+      const std::vector<int64_t> v = int_values(*in[2], where(), 2, "max_output_boxes_per_class");
+      TERN_CHECK(v.size() == 1, InvalidArgument,
+                 "{}: max_output_boxes_per_class must hold one value, got {}", where(), v.size());
+      p.max_output_boxes_per_class = v[0];
     }
+    if (in[3] && in[3]->numel() > 0) {
+      p.iou_threshold = static_cast<float>(scalar_value(*in[3], where(), 3, "iou_threshold"));
+    }
+    p.has_score_threshold = in[4] && in[4]->numel() > 0;
+    if (p.has_score_threshold) {
+      p.score_threshold = static_cast<float>(scalar_value(*in[4], where(), 4, "score_threshold"));
+    }
+    const int64_t per_class = std::min(p.boxes, std::max<int64_t>(p.max_output_boxes_per_class, 0));
+    std::vector<int64_t> rows(static_cast<size_t>(p.batches * p.classes * per_class * 3));
+    std::vector<int64_t> scratch(static_cast<size_t>(p.boxes));
+    const int64_t n = kernels::ref::non_max_suppression(
+        p, boxes.data<float>(), scores.data<float>(), scratch.data(), rows.data());
+    rows.resize(static_cast<size_t>(n * 3));
     return rows;
-  }
-
-  Corners to_corners(const float* v) const {
-    if (center_point_box_ == 1) {
-      const float xc = v[0], yc = v[1], w = v[2], h = v[3];
-      return Corners{yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2};
-    }
-    return Corners{std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]),
-                   std::max(v[1], v[3])};
-  }
-
-  static float iou(const Corners& a, const Corners& b) {
-    const float ih = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
-    const float iw = std::min(a.x2, b.x2) - std::max(a.x1, b.x1);
-    if (ih <= 0 || iw <= 0) return 0.0f;
-    const float inter = ih * iw;
-    const float area_a = (a.y2 - a.y1) * (a.x2 - a.x1);
-    const float area_b = (b.y2 - b.y1) * (b.x2 - b.x1);
-    const float uni = area_a + area_b - inter;
-    return uni <= 0 ? 0.0f : inter / uni;
   }
 
   int64_t center_point_box_ = 0;

@@ -3,11 +3,10 @@
 // always largest/sorted; TopK-1 takes k as an attribute). Equal values keep the lower
 // index first; NaN counts as larger than every number. sorted = 0 is computed sorted too
 // (any order is allowed). Dtypes: float32, float64, int32, int64. k must be in
-// [0, dim(axis)], else ShapeError.
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <type_traits>
+// [0, dim(axis)], else ShapeError. The selection is kernels::ref::topk.
+#include "kernels/reference/topk.h"
+
+#include <vector>
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -50,42 +49,19 @@ class TopKOp final : public Op {
     for (int d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
     Tensor values = outputs[0];
     Tensor indices = outputs.size() > 1 ? outputs[1] : Tensor();
+    TERN_CHECK(k >= 0 && k <= n, ShapeError, "{}: k = {} must be in 0..{}", where(), k, n);
     if (k == 0) return;
+    kernels::ref::TopKParams p;
+    p.outer = outer;
+    p.n = n;
+    p.inner = inner;
+    p.k = k;
+    p.largest = largest_;
+    std::vector<int64_t> scratch(static_cast<size_t>(n));
     visit_dtype<float, double, int32_t, int64_t>(x.dtype(), where(), [&]<typename T>() {
-      const T* src = x.data<T>();
-      std::vector<int64_t> order(n);
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t i = 0; i < inner; ++i) {
-          const T* row = src + o * n * inner + i;
-          std::iota(order.begin(), order.end(), 0);
-          // True when a goes before b: NaN is the largest value; ties by lower index.
-          auto before = [&](int64_t a, int64_t b) {
-            const T va = row[a * inner];
-            const T vb = row[b * inner];
-            bool a_first = false, b_first = false;
-            if constexpr (std::is_floating_point_v<T>) {
-              const bool na = std::isnan(va), nb = std::isnan(vb);
-              if (na || nb) {
-                a_first = largest_ ? (na && !nb) : (nb && !na);
-                b_first = largest_ ? (nb && !na) : (na && !nb);
-              } else {
-                a_first = largest_ ? va > vb : va < vb;
-                b_first = largest_ ? vb > va : vb < va;
-              }
-            } else {
-              a_first = largest_ ? va > vb : va < vb;
-              b_first = largest_ ? vb > va : vb < va;
-            }
-            return a_first || (!b_first && a < b);
-          };
-          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-          for (int64_t j = 0; j < k; ++j) {
-            const int64_t off = (o * k + j) * inner + i;
-            if (values.defined()) values.data<T>()[off] = row[order[j] * inner];
-            if (indices.defined()) indices.data<int64_t>()[off] = order[j];
-          }
-        }
-      }
+      kernels::ref::topk<T>(p, x.data<T>(), scratch.data(),
+                            values.defined() ? values.data<T>() : nullptr,
+                            indices.defined() ? indices.data<int64_t>() : nullptr);
     });
   }
 
