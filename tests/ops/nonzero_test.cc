@@ -35,7 +35,6 @@ TEST(NonZero, SweepAgainstNaive) {
 
 TEST(Compress, AxesAndFlatten) {
   const Tensor x = random_tensor<float>({3, 4, 2}, 10);
-  const Tensor cond = make<bool>({true, false, true}, {3});
   for (int axis : {0, 1, 2, -1, -3}) {
     const int a = axis < 0 ? axis + 3 : axis;
     std::vector<bool> c(static_cast<size_t>(x.dim(a)), false);
@@ -61,7 +60,6 @@ TEST(Compress, AxesAndFlatten) {
   const Tensor flat = run1(
       "Compress", {f32({1, 2, 3, 4}, {2, 2}), make<bool>({false, true, false, true}, {4})}, {}, 11);
   EXPECT_EQ(flat.to_float_vector(), (std::vector<float>{2, 4}));
-  (void)cond;
 }
 
 TEST(Compress, Errors) {

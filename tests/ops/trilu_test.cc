@@ -10,7 +10,6 @@ namespace {
 TEST(Trilu, SweepAgainstNaive) {
   for (const Shape& shape : {Shape{3, 5}, Shape{2, 4, 3}, Shape{1, 1}, Shape{4, 1}}) {
     const Tensor x = random_tensor<float>(shape, 3);
-    const int64_t rows = shape[shape.size() - 2], cols = shape.back();
     for (int64_t k = -6; k <= 6; ++k) {
       for (int upper = 0; upper < 2; ++upper) {
         const Tensor y = run1("Trilu", {x, i64({k}, {})}, AttrMap().i("upper", upper), 14);
@@ -21,8 +20,6 @@ TEST(Trilu, SweepAgainstNaive) {
           ASSERT_EQ(y.item_as_double(o), keep ? x.item_as_double(o) : 0.0)
               << shape_str(shape) << " k " << k << " upper " << upper;
         });
-        (void)rows;
-        (void)cols;
       }
     }
   }
