@@ -25,14 +25,25 @@ void register_transpose(OpRegistry& r);       // Transpose
 void register_concat(OpRegistry& r);          // Concat
 void register_split(OpRegistry& r);           // Split
 void register_slice(OpRegistry& r);           // Slice
-void register_shape(OpRegistry& r);           // Shape
-void register_gather(OpRegistry& r);          // Gather
+void register_shape(OpRegistry& r);           // Shape, Size
+void register_gather(OpRegistry& r);          // Gather, GatherElements, GatherND
 void register_cast(OpRegistry& r);            // Cast
 void register_constant(OpRegistry& r);        // Constant, ConstantOfShape
 void register_identity(OpRegistry& r);        // Identity, Dropout
-void register_reduce(OpRegistry& r);          // ReduceMean, ReduceMax, ReduceSum, ArgMax
+void register_reduce(OpRegistry& r);          // ReduceMean/Max/Min/Sum/Prod/L1/L2/SumSquare/
+                                              // LogSum/LogSumExp, ArgMax, ArgMin
 void register_expand(OpRegistry& r);          // Expand
 void register_tile(OpRegistry& r);            // Tile
+void register_range(OpRegistry& r);           // Range
+void register_cumsum(OpRegistry& r);          // CumSum
+void register_topk(OpRegistry& r);            // TopK
+void register_non_max_suppression(OpRegistry& r);  // NonMaxSuppression
+void register_einsum(OpRegistry& r);               // Einsum
+void register_trilu(OpRegistry& r);                // Trilu, EyeLike
+void register_nonzero(OpRegistry& r);              // NonZero, Compress
+void register_onehot(OpRegistry& r);               // OneHot
+void register_scatter(OpRegistry& r);              // ScatterElements, Scatter, ScatterND
+void register_reverse_sequence(OpRegistry& r);     // ReverseSequence
 
 namespace {
 
@@ -64,6 +75,16 @@ OpRegistry build_registry() {
   register_reduce(r);
   register_expand(r);
   register_tile(r);
+  register_range(r);
+  register_cumsum(r);
+  register_topk(r);
+  register_non_max_suppression(r);
+  register_einsum(r);
+  register_trilu(r);
+  register_nonzero(r);
+  register_onehot(r);
+  register_scatter(r);
+  register_reverse_sequence(r);
   return r;
 }
 
@@ -75,8 +96,8 @@ const OpRegistry& OpRegistry::global() {
 }
 
 void OpRegistry::add(OpSchema schema) {
-  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument,
-             "op '{}' registered twice", schema.op_type);
+  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument, "op '{}' registered twice",
+             schema.op_type);
   std::string key = schema.op_type;
   schemas_.emplace(std::move(key), std::move(schema));
 }

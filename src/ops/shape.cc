@@ -2,6 +2,7 @@
 // `end` attributes select dims [start, end) (negative values count from the end; both are
 // clamped to [0, rank]). Any input dtype; the input's data is never read.
 // Source: ONNX Shape-15 (Shape-13 before).
+// Size: the input's element count as an int64 scalar (ONNX Size-13); any input dtype.
 #include <algorithm>
 
 #include "ops/op_args.h"
@@ -62,8 +63,35 @@ class ShapeOp final : public Op {
   int64_t end_ = 0;
 };
 
+/// Size: element count of the input, a rank-0 int64 tensor. Folded from the input type.
+class SizeOp final : public Op {
+ public:
+  SizeOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) { (void)attrs; }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    (void)checked_numel(inputs[0].shape, where(), "input");
+    return {TensorType{DType::kInt64, {}}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    (void)ctx;
+    if (outputs[0].defined()) *outputs[0].data<int64_t>() = inputs[0].numel();
+  }
+
+  std::optional<std::vector<Tensor>> fold_from_types(
+      std::span<const InferInput> inputs) const override {
+    Tensor y = Tensor::empty(DType::kInt64, {});
+    *y.data<int64_t>() = checked_numel(inputs[0].shape, where(), "input");
+    return std::vector<Tensor>{y};
+  }
+};
+
 }  // namespace
 
-void register_shape(OpRegistry& r) { r.add(make_schema<ShapeOp>("Shape", 1, 1)); }
+void register_shape(OpRegistry& r) {
+  r.add(make_schema<ShapeOp>("Shape", 1, 1));
+  r.add(make_schema<SizeOp>("Size", 1, 1));
+}
 
 }  // namespace tern::ops

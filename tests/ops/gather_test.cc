@@ -1,5 +1,6 @@
 // Gather: axes incl. negative, negative indices, scalar and 2-D indices, int32/int64
-// indices, every data dtype, errors.
+// indices, every data dtype, errors. GatherElements and GatherND: sweeps against naive
+// references (every axis, negative indices, batch_dims), several dtypes, errors.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -96,6 +97,115 @@ TEST(Gather, Errors) {
         run1("Gather", {x, f32({0}, {1})});
       },
       {"Gather 'test_node'", "indices", "float32"});
+}
+
+TEST(GatherElements, SweepAgainstNaive) {
+  const Shape ds = {3, 4, 5};
+  for (int axis : {0, 1, 2, -1, -2, -3}) {
+    const int a = axis < 0 ? axis + 3 : axis;
+    Shape is = {2, 3, 4};
+    is[a] = 6;  // the axis dim of indices may exceed data's
+    const Tensor data = random_tensor<float>(ds, 30 + axis);
+    const Tensor idx = random_tensor<int64_t>(is, 40 + axis, -ds[a], ds[a] - 1);
+    const Tensor y = run1("GatherElements", {data, idx}, AttrMap().i("axis", axis));
+    ASSERT_EQ(y.shape(), is);
+    for_each_index(is, [&](const Shape& o) {
+      std::vector<int64_t> src(o.begin(), o.end());
+      const int64_t k = static_cast<int64_t>(idx.item_as_double(o));
+      src[a] = k < 0 ? k + ds[a] : k;
+      ASSERT_EQ(y.item_as_double(o), data.item_as_double(src)) << "axis " << axis;
+    });
+  }
+  EXPECT_EQ(run1("GatherElements", {i64({1, 2, 3, 4}, {2, 2}), i32({0, -1, 1, 0}, {2, 2})},
+                 AttrMap().i("axis", 1))
+                .to_int64_vector(),
+            (std::vector<int64_t>{1, 2, 4, 3}));
+  EXPECT_EQ(run1("GatherElements", {make<uint8_t>({5, 6, 7}, {3}), i64({2, 2, 0, 1}, {4})})
+                .to_int64_vector(),
+            (std::vector<int64_t>{7, 7, 5, 6}));
+}
+
+TEST(GatherElements, Errors) {
+  const Tensor x = f32({1, 2, 3, 4}, {2, 2});
+  expect_error<InvalidArgument>(
+      [&] {
+        run1("GatherElements", {x, i64({0, 2}, {1, 2})});
+      },
+      {"GatherElements 'test_node'", "index 2"});
+  expect_error<ShapeError>(
+      [&] {
+        run1("GatherElements", {x, i64({0, 1}, {2})});
+      },
+      {"GatherElements 'test_node'", "rank"});
+  expect_error<ShapeError>(
+      [&] {
+        run1("GatherElements", {x, i64({0, 0, 0}, {1, 3})});
+      },
+      {"GatherElements 'test_node'", "dim 1"});
+}
+
+TEST(GatherND, SweepAgainstNaive) {
+  const Shape ds = {2, 3, 4, 2};
+  const Tensor data = random_tensor<float>(ds, 50);
+  for (int64_t b = 0; b <= 1; ++b) {
+    for (int64_t m = 1; m <= 4 - b; ++m) {
+      Shape is;
+      if (b == 1) is.push_back(2);
+      is.insert(is.end(), {3, m});
+      // Index tuple element k addresses data dim b + k: draw in [-size, size).
+      Tensor idx = Tensor::empty(DType::kInt64, is);
+      Lcg rng(static_cast<uint32_t>(60 + 10 * b + m));
+      for (int64_t i = 0; i < idx.numel(); ++i) {
+        const int64_t n = ds[b + i % m];
+        idx.data<int64_t>()[i] = rng.uniform_int64(-n, n - 1);
+      }
+      const Tensor y = run1("GatherND", {data, idx}, AttrMap().i("batch_dims", b));
+      Shape want(is.begin(), is.end() - 1);
+      want.insert(want.end(), ds.begin() + b + m, ds.end());
+      ASSERT_EQ(y.shape(), want);
+      for_each_index(want, [&](const Shape& o) {
+        std::vector<int64_t> src;
+        if (b == 1) src.push_back(o[0]);
+        std::vector<int64_t> tuple_pos(o.begin(), o.begin() + (is.size() - 1));
+        tuple_pos.push_back(0);
+        for (int64_t k = 0; k < m; ++k) {
+          tuple_pos.back() = k;
+          int64_t v = static_cast<int64_t>(idx.item_as_double(tuple_pos));
+          if (v < 0) v += ds[b + k];
+          src.push_back(v);
+        }
+        src.insert(src.end(), o.begin() + (is.size() - 1), o.end());
+        ASSERT_EQ(y.item_as_double(o), data.item_as_double(src)) << "b " << b << " m " << m;
+      });
+    }
+  }
+  EXPECT_EQ(
+      run1("GatherND", {i32({0, 1, 2, 3}, {2, 2}), i64({1, 0, 0, 1}, {2, 2})}).to_int64_vector(),
+      (std::vector<int64_t>{2, 1}));
+}
+
+TEST(GatherND, Errors) {
+  const Tensor x = f32({1, 2, 3, 4}, {2, 2});
+  expect_error<ShapeError>(
+      [&] {
+        run1("GatherND", {x, i64({0, 0, 0}, {1, 3})});
+      },
+      {"GatherND 'test_node'", "last indices dim 3"});
+  expect_error<InvalidArgument>(
+      [&] {
+        run1("GatherND", {x, i64({0, 2}, {1, 2})});
+      },
+      {"GatherND 'test_node'", "index 2"});
+  expect_error<ShapeError>(
+      [&] {
+        run1("GatherND", {x, i64({0, 0, 0}, {3, 1})}, AttrMap().i("batch_dims", 1));
+      },
+      {"GatherND 'test_node'", "batch dim 0"});
+  expect_error<ModelError>(
+      [&] {
+        run1("GatherND", {x, i64({0}, {1, 1})}, AttrMap().i("batch_dims", -1));
+      },
+      {"GatherND 'test_node'", "batch_dims"});
 }
 
 }  // namespace
