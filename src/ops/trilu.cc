@@ -74,7 +74,7 @@ class EyeLikeOp final : public Op {
     if (attrs.has("dtype")) {
       const int64_t code = attrs.get_int("dtype", 1);
       dtype_ = dtype_from_onnx(code);
-      TERN_CHECK(dtype_.has_value(), UnsupportedOpError,
+      TERN_CHECK(dtype_.has_value() && *dtype_ != DType::kString, UnsupportedOpError,
                  "{}: dtype {} is not supported (supported: numeric and bool type codes)", where(),
                  code);
     }
