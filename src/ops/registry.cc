@@ -44,6 +44,8 @@ void register_nonzero(OpRegistry& r);              // NonZero, Compress
 void register_onehot(OpRegistry& r);               // OneHot
 void register_scatter(OpRegistry& r);              // ScatterElements, Scatter, ScatterND
 void register_reverse_sequence(OpRegistry& r);     // ReverseSequence
+void register_loss(OpRegistry& r);                 // NegativeLogLikelihoodLoss,
+                                                   // SoftmaxCrossEntropyLoss
 
 namespace {
 
@@ -85,6 +87,7 @@ OpRegistry build_registry() {
   register_onehot(r);
   register_scatter(r);
   register_reverse_sequence(r);
+  register_loss(r);
   return r;
 }
 
