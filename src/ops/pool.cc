@@ -1,5 +1,6 @@
 // Pooling (ONNX MaxPool-8/10/11/12, AveragePool-7/10/11, GlobalAveragePool-1,
-// GlobalMaxPool-1), NCHW (1-D to 3-D), float32. Kernels: kernels/reference/pool.h.
+// GlobalMaxPool-1), NCHW (1-D to 3-D), float32 (MaxPool also float64, int8, uint8). Kernels:
+// kernels/reference/pool.h.
 #include "kernels/reference/pool.h"
 
 #include "ops/op_args.h"
@@ -14,16 +15,16 @@ namespace {
 /// X: [N, C, D1, ..., Dn] (n = 1..3), Y: [N, C, O1, ..., On], Oi from resolve_window
 /// (ops/window.h) with ceil_mode. MaxPool takes the max of the taps inside the input;
 /// AveragePool their mean, the divisor counting the pad taps when count_include_pad.
-/// MaxPool's optional Indices output is an UnsupportedOpError at creation when the node
-/// declares it.
+/// MaxPool supports float32, float64, int8 and uint8 (AveragePool float32) and the
+/// optional Indices output (int64 flat indices into X, storage_order 0 row-major or 1
+/// column-major; see kernels::ref::max_pool_with_indices).
 class PoolOp : public Op {
  public:
   PoolOp(const Attrs& a, const OpContext& ctx, bool is_max)
       : Op(ctx), window_(parse_window_attrs(a, true)), is_max_(is_max) {
-    TERN_CHECK(ctx.num_outputs <= 1, UnsupportedOpError,
-               "{}: the optional output Indices is not supported (only Y), but the node "
-               "declares {} outputs",
-               where(), ctx.num_outputs);
+    TERN_CHECK(is_max || ctx.num_outputs <= 1, ModelError,
+               "{}: AveragePool has one output, but the node declares {}", where(),
+               ctx.num_outputs);
     ceil_mode_ = a.get_int("ceil_mode", 0);
     TERN_CHECK(ceil_mode_ == 0 || ceil_mode_ == 1, ModelError,
                "{}: attribute 'ceil_mode' must be 0 or 1, but got {}", where(), ceil_mode_);
@@ -32,6 +33,7 @@ class PoolOp : public Op {
       TERN_CHECK(storage_order == 0 || storage_order == 1, ModelError,
                  "{}: attribute 'storage_order' must be 0 or 1, but got {}", where(),
                  storage_order);
+      column_major_ = storage_order == 1;
     } else {
       count_include_pad_ = a.get_int("count_include_pad", 0);
       TERN_CHECK(count_include_pad_ == 0 || count_include_pad_ == 1, ModelError,
@@ -41,11 +43,16 @@ class PoolOp : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
+    if (is_max_) {
+      check_dtype(inputs[0].dtype, {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUint8},
+                  where(), 0, "X");
+    } else {
+      check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
+    }
     const Shape& x = inputs[0].shape;
     const kernels::ref::PoolParams p = geometry(x);
-    return {TensorType{DType::kFloat32,
-                       window_output_shape(x[0], x[1], p.out, static_cast<int>(x.size()) - 2)}};
+    const Shape y = window_output_shape(x[0], x[1], p.out, static_cast<int>(x.size()) - 2);
+    return {TensorType{inputs[0].dtype, y}, TensorType{DType::kInt64, y}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
@@ -53,6 +60,15 @@ class PoolOp : public Op {
     const Tensor x = inputs[0].contiguous();
     const kernels::ref::PoolParams p = geometry(x.shape());
     const int64_t planes = x.dim(0) * x.dim(1);
+    const bool want_indices = outputs.size() > 1 && outputs[1].defined();
+    if (is_max_ && (want_indices || x.dtype() != DType::kFloat32)) {
+      int64_t* idx = want_indices ? outputs[1].data<int64_t>() : nullptr;
+      visit_dtype<float, double, int8_t, uint8_t>(x.dtype(), where(), [&]<typename T>() {
+        kernels::ref::max_pool_with_indices<T>(p, x.data<T>(), outputs[0].data<T>(), idx, 0, planes,
+                                               column_major_);
+      });
+      return;
+    }
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
@@ -102,6 +118,7 @@ class PoolOp : public Op {
 
   WindowAttrs window_;
   bool is_max_;
+  bool column_major_ = false;
   int64_t ceil_mode_ = 0;
   int64_t count_include_pad_ = 0;
 };

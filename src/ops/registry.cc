@@ -12,7 +12,10 @@ void register_batch_norm(OpRegistry& r);      // BatchNormalization
 void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Average,Max}Pool
 void register_gemm(OpRegistry& r);            // Gemm
 void register_matmul(OpRegistry& r);          // MatMul
-void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax
+void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax, Hardmax
+void register_norm(OpRegistry& r);            // InstanceNormalization, LayerNormalization,
+                                              // MeanVarianceNormalization, LRN
+void register_depth_to_space(OpRegistry& r);  // DepthToSpace, SpaceToDepth
 void register_resize(OpRegistry& r);          // Resize, Upsample
 void register_pad(OpRegistry& r);             // Pad
 void register_unary(OpRegistry& r);           // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
@@ -45,6 +48,8 @@ OpRegistry build_registry() {
   register_gemm(r);
   register_matmul(r);
   register_softmax(r);
+  register_norm(r);
+  register_depth_to_space(r);
   register_resize(r);
   register_pad(r);
   register_unary(r);
@@ -75,8 +80,8 @@ const OpRegistry& OpRegistry::global() {
 }
 
 void OpRegistry::add(OpSchema schema) {
-  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument,
-             "op '{}' registered twice", schema.op_type);
+  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument, "op '{}' registered twice",
+             schema.op_type);
   std::string key = schema.op_type;
   schemas_.emplace(std::move(key), std::move(schema));
 }
