@@ -1,7 +1,9 @@
 // Pooling (ONNX MaxPool-8/10/11/12, AveragePool-7/10/11, GlobalAveragePool-1,
-// GlobalMaxPool-1), NCHW (1-D to 3-D), float32 (MaxPool also float64, int8, uint8). Kernels:
-// kernels/reference/pool.h.
+// GlobalMaxPool-1, MaxUnpool-9/11), NCHW (1-D to 3-D), float32 (MaxPool also float64,
+// int8, uint8). Kernels: kernels/reference/pool.h.
 #include "kernels/reference/pool.h"
+
+#include <algorithm>
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -184,9 +186,83 @@ class GlobalMaxPoolOp final : public GlobalPoolOp {
   GlobalMaxPoolOp(const Attrs&, const OpContext& ctx) : GlobalPoolOp(ctx, true) {}
 };
 
+/// MaxUnpool (ONNX MaxUnpool-9/11), float32: scatters X [N, C, D1, ..., Dn] into zeros at
+/// the flat indices I (int64, X's shape, as MaxPool's Indices output gives them). Output
+/// shape: the output_shape input when given, else [N, C, (Di - 1) * stride_i - pad_begin_i
+/// - pad_end_i + kernel_i]. Attributes kernel_shape (required), strides, pads.
+/// ShapeError for mismatched shapes, InvalidArgument for an index outside the output.
+class MaxUnpoolOp final : public Op {
+ public:
+  MaxUnpoolOp(const Attrs& a, const OpContext& ctx)
+      : Op(ctx),
+        kernel_(a.require_ints("kernel_shape")),
+        strides_(a.get_ints("strides", std::vector<int64_t>(kernel_.size(), 1))),
+        pads_(a.get_ints("pads", std::vector<int64_t>(2 * kernel_.size(), 0))) {
+    TERN_CHECK(strides_.size() == kernel_.size() && pads_.size() == 2 * kernel_.size(), ModelError,
+               "{}: expected {} strides and {} pads for kernel_shape {}, but got {} and {}",
+               where(), kernel_.size(), 2 * kernel_.size(), kernel_, strides_.size(), pads_.size());
+    for (size_t i = 0; i < kernel_.size(); ++i) {
+      TERN_CHECK(
+          kernel_[i] >= 1 && strides_[i] >= 1 && pads_[i] >= 0 && pads_[kernel_.size() + i] >= 0,
+          ModelError,
+          "{}: expected kernel_shape and strides >= 1 and pads >= 0, but got {}, {}, {}", where(),
+          kernel_, strides_, pads_);
+    }
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
+    check_dtype(inputs[1].dtype, {DType::kInt64}, where(), 1, "I");
+    const Shape& x = inputs[0].shape;
+    const size_t k = kernel_.size();
+    TERN_CHECK(x.size() == k + 2 && inputs[1].shape == x, ShapeError,
+               "{}: expected X of rank {} (N x C x kernel_shape {} dims) and I of X's shape, "
+               "but got {} and {}",
+               where(), k + 2, kernel_, shape_str(x), shape_str(inputs[1].shape));
+    Shape y;
+    if (has_input(inputs, 2)) {
+      y = int_values(require_value(inputs, 2), where(), 2, "output_shape");
+      TERN_CHECK(y.size() == x.size() && y[0] == x[0] && y[1] == x[1], ShapeError,
+                 "{}: expected output_shape [{}, {}, ...] of rank {}, but got {}", where(), x[0],
+                 x[1], x.size(), shape_str(y));
+    } else {
+      y = {x[0], x[1]};
+      for (size_t i = 0; i < k; ++i) {
+        y.push_back((x[i + 2] - 1) * strides_[i] - pads_[i] - pads_[k + i] + kernel_[i]);
+      }
+    }
+    for (int64_t d : y) {
+      TERN_CHECK(d >= 0, ShapeError, "{}: the output shape {} has a negative dim", where(),
+                 shape_str(y));
+    }
+    checked_numel(y, where());
+    return {TensorType{DType::kFloat32, y}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext&) const override {
+    const Tensor x = inputs[0].contiguous(), idx = inputs[1].contiguous();
+    Tensor& y = outputs[0];
+    float* yd = y.data<float>();
+    const int64_t total = y.numel();
+    std::fill(yd, yd + total, 0.0f);
+    const float* xd = x.data<float>();
+    const int64_t* id = idx.data<int64_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      TERN_CHECK(id[i] >= 0 && id[i] < total, InvalidArgument,
+                 "{}: index {} is outside the output of {} elements", where(), id[i], total);
+      yd[id[i]] = xd[i];
+    }
+  }
+
+ private:
+  std::vector<int64_t> kernel_, strides_, pads_;
+};
+
 }  // namespace
 
 void register_pool(OpRegistry& r) {
+  r.add(make_schema<MaxUnpoolOp>("MaxUnpool", 2, 3));
   r.add(make_schema<MaxPoolOp>("MaxPool", 1, 1, 1, 2));
   r.add(make_schema<AveragePoolOp>("AveragePool", 1, 1));
   r.add(make_schema<GlobalAveragePoolOp>("GlobalAveragePool", 1, 1));

@@ -9,7 +9,8 @@ namespace tern::ops {
 void register_conv(OpRegistry& r);            // Conv
 void register_conv_transpose(OpRegistry& r);  // ConvTranspose
 void register_batch_norm(OpRegistry& r);      // BatchNormalization
-void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Average,Max}Pool
+void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Average,Max}Pool,
+                                              // MaxUnpool
 void register_gemm(OpRegistry& r);            // Gemm
 void register_matmul(OpRegistry& r);          // MatMul
 void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax, Hardmax

@@ -43,8 +43,8 @@ TEST(InstanceNormOp, MatchesReferenceOverOddShapes) {
     const Tensor scale = test::random_tensor<float>({s[1]}, 12);
     const Tensor bias = test::random_tensor<float>({s[1]}, 13);
     const float eps = 0.01f;
-    const Tensor y = run_op("InstanceNormalization", AttrMap().f("epsilon", eps), {x, scale, bias},
-                            6)[0];
+    const Tensor y =
+        run_op("InstanceNormalization", AttrMap().f("epsilon", eps), {x, scale, bias}, 6)[0];
     const int64_t inner = x.numel() / (s[0] * s[1]);
     std::vector<double> ref = normalize_groups(x.to_float_vector(), inner, eps);
     const auto sv = scale.to_float_vector(), bv = bias.to_float_vector();
@@ -63,8 +63,9 @@ TEST(InstanceNormOp, Errors) {
         run_op("InstanceNormalization", {}, {x, test::f32({1, 1}, {2}), test::f32({0, 0, 0}, {3})});
       },
       {"InstanceNormalization 'test_node'", "shape [3]"});
-  expect_error<ModelError>([&] { test::make_op("InstanceNormalization", AttrMap().f("epsilon", -1)); },
-                           {"InstanceNormalization 'test_node'", "epsilon"});
+  expect_error<ModelError>(
+      [&] { test::make_op("InstanceNormalization", AttrMap().f("epsilon", -1)); },
+      {"InstanceNormalization 'test_node'", "epsilon"});
   expect_error<UnsupportedOpError>(
       [&] {
         run_op("InstanceNormalization", {},
@@ -112,10 +113,14 @@ TEST(LayerNormOp, BroadcastScaleWithoutBias) {
 TEST(LayerNormOp, Errors) {
   const Tensor x = test::random_tensor<float>({2, 3}, 1);
   expect_error<ShapeError>(
-      [&] { run_op("LayerNormalization", {}, {x, test::f32({1, 2}, {2})}, 17); },
+      [&] {
+        run_op("LayerNormalization", {}, {x, test::f32({1, 2}, {2})}, 17);
+      },
       {"LayerNormalization 'test_node'", "broadcast"});
   expect_error<ShapeError>(
-      [&] { run_op("LayerNormalization", AttrMap().i("axis", 2), {x, test::f32({1}, {1})}, 17); },
+      [&] {
+        run_op("LayerNormalization", AttrMap().i("axis", 2), {x, test::f32({1}, {1})}, 17);
+      },
       {"LayerNormalization 'test_node'", "axis"});
   expect_error<UnsupportedOpError>(
       [&] { test::make_op("LayerNormalization", AttrMap().i("stash_type", 11), 17); },
@@ -151,10 +156,9 @@ TEST(LrnOp, MatchesReferenceForOddAndEvenSizes) {
   const auto xv = x.to_float_vector();
   for (int64_t size : {1, 2, 3, 4, 7}) {
     const float alpha = 0.02f, beta = 0.6f, bias = 1.5f;
-    const Tensor y = run_op("LRN",
-                            AttrMap().i("size", size).f("alpha", alpha).f("beta", beta).f(
-                                "bias", bias),
-                            {x}, 13)[0];
+    const Tensor y =
+        run_op("LRN", AttrMap().i("size", size).f("alpha", alpha).f("beta", beta).f("bias", bias),
+               {x}, 13)[0];
     std::vector<float> ref(xv.size());
     for (int n = 0; n < 2; ++n) {
       for (int c = 0; c < 5; ++c) {
@@ -164,8 +168,8 @@ TEST(LrnOp, MatchesReferenceForOddAndEvenSizes) {
                k <= c + static_cast<int>(size - 1 - (size - 1) / 2); ++k) {
             if (k >= 0 && k < 5) sq += xv[(n * 5 + k) * 6 + i] * xv[(n * 5 + k) * 6 + i];
           }
-          ref[(n * 5 + c) * 6 + i] = static_cast<float>(
-              xv[(n * 5 + c) * 6 + i] / std::pow(bias + alpha / size * sq, beta));
+          ref[(n * 5 + c) * 6 + i] = static_cast<float>(xv[(n * 5 + c) * 6 + i] /
+                                                        std::pow(bias + alpha / size * sq, beta));
         }
       }
     }
