@@ -187,10 +187,12 @@ class GlobalMaxPoolOp final : public GlobalPoolOp {
 };
 
 /// MaxUnpool (ONNX MaxUnpool-9/11), float32: scatters X [N, C, D1, ..., Dn] into zeros at
-/// the flat indices I (int64, X's shape, as MaxPool's Indices output gives them). Output
-/// shape: the output_shape input when given, else [N, C, (Di - 1) * stride_i - pad_begin_i
-/// - pad_end_i + kernel_i]. Attributes kernel_shape (required), strides, pads.
-/// ShapeError for mismatched shapes, InvalidArgument for an index outside the output.
+/// the flat indices I (int64, X's shape, as MaxPool's Indices output gives them) of the
+/// unpooled shape [N, C, (Di - 1) * stride_i - pad_begin_i - pad_end_i + kernel_i].
+/// An output_shape input (each dim >= the unpooled one) pads that result, floor(extra / 2)
+/// before and the rest after, as the ONNX reference does. Attributes kernel_shape
+/// (required), strides, pads. ShapeError for mismatched shapes, InvalidArgument for an
+/// index outside the unpooled shape.
 class MaxUnpoolOp final : public Op {
  public:
   MaxUnpoolOp(const Attrs& a, const OpContext& ctx)
@@ -219,16 +221,17 @@ class MaxUnpoolOp final : public Op {
                "{}: expected X of rank {} (N x C x kernel_shape {} dims) and I of X's shape, "
                "but got {} and {}",
                where(), k + 2, kernel_, shape_str(x), shape_str(inputs[1].shape));
-    Shape y;
+    const Shape base = default_shape(x);
+    Shape y = base;
     if (has_input(inputs, 2)) {
       y = int_values(require_value(inputs, 2), where(), 2, "output_shape");
       TERN_CHECK(y.size() == x.size() && y[0] == x[0] && y[1] == x[1], ShapeError,
                  "{}: expected output_shape [{}, {}, ...] of rank {}, but got {}", where(), x[0],
                  x[1], x.size(), shape_str(y));
-    } else {
-      y = {x[0], x[1]};
-      for (size_t i = 0; i < k; ++i) {
-        y.push_back((x[i + 2] - 1) * strides_[i] - pads_[i] - pads_[k + i] + kernel_[i]);
+      for (size_t d = 2; d < y.size(); ++d) {
+        TERN_CHECK(y[d] >= base[d], ShapeError,
+                   "{}: output_shape {} is smaller than the unpooled shape {}", where(),
+                   shape_str(y), shape_str(base));
       }
     }
     for (int64_t d : y) {
@@ -248,14 +251,37 @@ class MaxUnpoolOp final : public Op {
     std::fill(yd, yd + total, 0.0f);
     const float* xd = x.data<float>();
     const int64_t* id = idx.data<int64_t>();
+    // Indices address the default (unpooled) shape; a larger output_shape pads it,
+    // floor(extra / 2) before and the rest after along each spatial dim.
+    const Shape base = default_shape(x.shape());
+    const Shape& out = y.shape();
+    const int64_t base_total = shape_numel(base);
+    const int rank = static_cast<int>(out.size());
     for (int64_t i = 0; i < x.numel(); ++i) {
-      TERN_CHECK(id[i] >= 0 && id[i] < total, InvalidArgument,
-                 "{}: index {} is outside the output of {} elements", where(), id[i], total);
-      yd[id[i]] = xd[i];
+      TERN_CHECK(id[i] >= 0 && id[i] < base_total, InvalidArgument,
+                 "{}: index {} is outside the unpooled shape {}", where(), id[i], shape_str(base));
+      int64_t rem = id[i], pos = 0, stride = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        const int64_t coord = rem % base[d] + (out[d] - base[d]) / 2;
+        rem /= base[d];
+        pos += coord * stride;
+        stride *= out[d];
+      }
+      yd[pos] = xd[i];
     }
   }
 
  private:
+  // [N, C, (Di - 1) * stride_i - pad_begin_i - pad_end_i + kernel_i].
+  Shape default_shape(const Shape& x) const {
+    const size_t k = kernel_.size();
+    Shape y = {x[0], x[1]};
+    for (size_t i = 0; i < k; ++i) {
+      y.push_back((x[i + 2] - 1) * strides_[i] - pads_[i] - pads_[k + i] + kernel_[i]);
+    }
+    return y;
+  }
+
   std::vector<int64_t> kernel_, strides_, pads_;
 };
 

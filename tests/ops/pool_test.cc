@@ -253,12 +253,20 @@ TEST(PoolOp, MaxUnpoolInvertsMaxPool) {
       run_op("MaxUnpool", attrs, {pooled[0], pooled[1], Tensor::from_vector_i64({2, 2, 5, 7}, {4})},
              11)[0];
   EXPECT_EQ(y2.shape(), (Shape{2, 2, 5, 7}));
+  // The unpooled [4, 6] result sits at offset (0, 0) (floor of the extra 1 before).
+  const auto y2v = y2.to_float_vector();
+  for (int64_t p = 0; p < 4; ++p)
+    for (int64_t r = 0; r < 5; ++r)
+      for (int64_t q = 0; q < 7; ++q) {
+        const float got = y2v[(p * 5 + r) * 7 + q];
+        EXPECT_EQ(got, r < 4 && q < 6 ? want[(p * 4 + r) * 6 + q] : 0.0f) << p << r << q;
+      }
   expect_error<InvalidArgument>(
       [&] {
         run_op("MaxUnpool", attrs, {test::f32({1}, {1, 1, 1, 1}), test::i64({99}, {1, 1, 1, 1})},
                11);
       },
-      {"MaxUnpool 'test_node'", "outside the output"});
+      {"MaxUnpool 'test_node'", "outside the unpooled shape"});
   expect_error<ShapeError>(
       [&] {
         run_op("MaxUnpool", attrs, {pooled[0], test::i64({0}, {1, 1, 1, 1})}, 11);
