@@ -107,8 +107,11 @@ class ResizeOp : public Op {
       for (int d = 0; d < rank; ++d) {
         index[d].resize(pl.out[d]);
         for (int64_t o = 0; o < pl.out[d]; ++o) {
+          // align_corners divides by in * scale - 1 (not the floored output size - 1).
           const float xo =
-              kernels::ref::resize_source_coord(coord_, o, pl.scales[d], in[d], pl.out[d]);
+              coord_ == ResizeCoordMode::kAlignCorners
+                  ? static_cast<float>(source_coord(pl, in, d, o))
+                  : kernels::ref::resize_source_coord(coord_, o, pl.scales[d], in[d], pl.out[d]);
           index[d][o] = kernels::ref::resize_nearest_index(nearest_, xo, pl.scales[d], in[d]);
         }
         index_ptr[d] = index[d].data();
