@@ -1,6 +1,9 @@
-// BatchNormalization (ONNX BatchNormalization-7/9/14/15), inference mode, float32.
+// BatchNormalization (ONNX BatchNormalization-7/9/14/15), float32: inference mode, and
+// training_mode = 1 (opset 14+) with the running_mean / running_var outputs.
 // Kernel: kernels/reference/batch_norm.h.
 #include "kernels/reference/batch_norm.h"
+
+#include <vector>
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -13,9 +16,11 @@ namespace {
 ///   Y = (X - mean) / sqrt(var + epsilon) * scale + B.
 /// X: [N, C, D1, ...] (rank >= 2); scale, B, mean, var: [C]. With spatial = 0 (opset 7/8
 /// only) the statistics are per activation instead: shape [C, D1, ...].
-/// Training is not supported: training_mode = 1 (opset 14+) and a node that declares the
-/// optional outputs (running or saved mean / var, training outputs in every opset) are
-/// UnsupportedOpError at creation.
+/// training_mode = 1 (opset 14+) normalizes with the batch statistics instead (mean and
+/// biased variance over N and the spatial dims) and writes the optional outputs
+///   running_mean = input_mean * momentum + batch_mean * (1 - momentum) (same for var),
+/// momentum default 0.9. Declaring outputs 1.. without training_mode = 1 (or before opset
+/// 14, whose training outputs differ) is UnsupportedOpError at creation.
 class BatchNormOp final : public Op {
  public:
   BatchNormOp(const Attrs& a, const OpContext& ctx)
@@ -27,15 +32,14 @@ class BatchNormOp final : public Op {
     const int64_t training = ctx.opset >= 14 ? a.get_int("training_mode", 0) : 0;
     TERN_CHECK(training == 0 || training == 1, ModelError,
                "{}: attribute 'training_mode' must be 0 or 1, but got {}", where(), training);
-    TERN_CHECK(training == 0, UnsupportedOpError,
-               "{}: training_mode = 1 is not supported (inference only: training_mode = 0)",
-               where());
+    training_ = training == 1;
+    momentum_ = a.get_float("momentum", 0.9f);
     TERN_CHECK(spatial_ == 0 || spatial_ == 1, ModelError,
                "{}: attribute 'spatial' must be 0 or 1, but got {}", where(), spatial_);
-    TERN_CHECK(ctx.num_outputs <= 1, UnsupportedOpError,
+    TERN_CHECK(ctx.num_outputs <= 1 || (training_ && ctx.num_outputs <= 3), UnsupportedOpError,
                "{}: the node declares {} outputs, but output 1 (a training output: running / "
-               "saved mean and variance) and later ones are not supported; only Y can be "
-               "computed (inference)",
+               "saved mean and variance) and later ones are supported only as running_mean "
+               "and running_var with training_mode = 1 (opset 14+)",
                where(), ctx.num_outputs);
   }
 
@@ -53,7 +57,8 @@ class BatchNormOp final : public Op {
                  "{}: expected {} of shape {} (C = {}), but got {}", where(), kNames[i],
                  shape_str(stats), x[1], shape_str(inputs[i].shape));
     }
-    return {TensorType{DType::kFloat32, x}};  // Y only: the constructor rejects the others
+    return {TensorType{DType::kFloat32, x}, TensorType{DType::kFloat32, stats},
+            TensorType{DType::kFloat32, stats}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
@@ -66,9 +71,27 @@ class BatchNormOp final : public Op {
     p.channels = spatial_ ? x.dim(1) : shape_numel(stats_shape(x.shape()));
     p.inner = x.numel() / std::max<int64_t>(1, p.batch * p.channels);
     p.epsilon = epsilon_;
+    const float* mean = stats[2].data<float>();
+    const float* var = stats[3].data<float>();
+    std::vector<float> batch_mean, batch_var;
+    if (training_) {
+      batch_mean.resize(p.channels);
+      batch_var.resize(p.channels);
+      kernels::ref::f32_batch_stats(p, x.data<float>(), batch_mean.data(), batch_var.data());
+      for (int k = 1; k < 3; ++k) {
+        if (static_cast<int>(outputs.size()) <= k || !outputs[k].defined()) continue;
+        const float* running = k == 1 ? mean : var;
+        const std::vector<float>& batch = k == 1 ? batch_mean : batch_var;
+        float* out = outputs[k].data<float>();
+        for (int64_t c = 0; c < p.channels; ++c) {
+          out[c] = running[c] * momentum_ + batch[c] * (1.0f - momentum_);
+        }
+      }
+      mean = batch_mean.data();
+      var = batch_var.data();
+    }
     kernels::ref::f32_batch_norm(p, x.data<float>(), stats[0].data<float>(), stats[1].data<float>(),
-                                 stats[2].data<float>(), stats[3].data<float>(),
-                                 outputs[0].data<float>());
+                                 mean, var, outputs[0].data<float>());
   }
 
  private:
@@ -78,6 +101,8 @@ class BatchNormOp final : public Op {
 
   float epsilon_;
   int64_t spatial_;
+  bool training_ = false;
+  float momentum_ = 0.9f;
 };
 
 }  // namespace

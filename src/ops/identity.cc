@@ -1,9 +1,13 @@
-// Identity and Dropout (inference). Both return a view of their input (returns_view()).
-// Dropout (ONNX Dropout-13; Dropout-7 before opset 10, Dropout-10 before opset 12): ratio
-// and seed are ignored; the optional mask output is all ones and is the one buffer this op
-// allocates. Its dtype is bool from opset 10 (T1) and the data's dtype before (Dropout-7
-// declares mask as T). A training_mode input (opset >= 12) that holds true is
-// UnsupportedOpError: tern only does inference.
+// Identity and Dropout. Both return a view of their input (returns_view()) in inference.
+// Dropout (ONNX Dropout-13; Dropout-7 before opset 10, Dropout-10 before opset 12): in
+// inference ratio and seed are ignored; the optional mask output is all ones (bool from
+// opset 10 (T1), the data's dtype before: Dropout-7 declares mask as T).
+// Training mode (opset >= 12, training_mode input true, ratio > 0) is deterministic: it
+// draws the mask exactly as numpy after np.random.seed(seed) (the ONNX reference), with
+// seed 0 when the attribute is absent: MT19937 init_genrand(seed), one double in [0, 1)
+// from each two 32-bit draws, keep = u >= ratio, Y = X * keep / (1 - ratio); float32 data.
+#include <random>
+
 #include "kernels/reference/elementwise.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -14,13 +18,14 @@ namespace {
 
 class IdentityOp final : public Op {
  public:
-  IdentityOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) { (void)attrs; }
+  IdentityOp(const Attrs& attrs, const OpContext& ctx)
+      : Op(ctx), seed_(ctx.op_type == "Dropout" ? attrs.get_int("seed", 0) : 0) {}
 
   bool returns_view() const override { return true; }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     const bool dropout = context().op_type == "Dropout";
-    if (dropout && has_input(inputs, 2) && inputs[2].value) check_training_mode(*inputs[2].value);
+    if (dropout && has_input(inputs, 2) && inputs[2].value) (void)training(*inputs[2].value);
     std::vector<TensorType> out = {TensorType{inputs[0].dtype, inputs[0].shape}};
     if (dropout) out.push_back(TensorType{mask_dtype(inputs[0].dtype), inputs[0].shape});
     return out;
@@ -29,7 +34,18 @@ class IdentityOp final : public Op {
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
     (void)ctx;
-    if (has_input(inputs, 2)) check_training_mode(inputs[2]);
+    const bool dropout = context().op_type == "Dropout";
+    if (dropout && has_input(inputs, 2) && training(inputs[2])) {
+      const float ratio = has_input(inputs, 1)
+                              ? static_cast<float>(scalar_value(inputs[1], where(), 1, "ratio"))
+                              : 0.5f;
+      TERN_CHECK(ratio >= 0.0f && ratio < 1.0f, InvalidArgument,
+                 "{}: expected ratio in [0, 1), but got {}", where(), ratio);
+      if (ratio > 0.0f) {
+        train(inputs[0], ratio, outputs);
+        return;
+      }
+    }
     if (!outputs.empty()) outputs[0] = inputs[0];
     if (outputs.size() > 1 && context().op_type == "Dropout") {
       // All ones of the mask's dtype: 1 converted from bool (1.0f, half 1.0, 1...).
@@ -46,11 +62,35 @@ class IdentityOp final : public Op {
  private:
   DType mask_dtype(DType data) const { return context().opset < 10 ? data : DType::kBool; }
 
-  void check_training_mode(const Tensor& t) const {
+  // True when the training_mode input holds true; UnsupportedOpError unless it is bool.
+  bool training(const Tensor& t) const {
     check_dtype(t.dtype(), {DType::kBool}, where(), 2, "training_mode");
-    TERN_CHECK(scalar_value(t, where(), 2, "training_mode") == 0, UnsupportedOpError,
-               "{}: training_mode is true; tern runs Dropout in inference mode only", where());
+    return scalar_value(t, where(), 2, "training_mode") != 0;
   }
+
+  // Training-mode Dropout of float32 x into new outputs (see the file comment).
+  void train(const Tensor& x_in, float ratio, std::span<Tensor> outputs) const {
+    check_dtype(x_in.dtype(), {DType::kFloat32}, where(), 0, "data");
+    const Tensor x = x_in.contiguous();
+    Tensor y = Tensor::empty(DType::kFloat32, x.shape());
+    Tensor mask = Tensor::empty(DType::kBool, x.shape());
+    std::mt19937 gen(static_cast<uint32_t>(seed_));
+    const float scale = static_cast<float>(1.0 / (1.0 - static_cast<double>(ratio)));
+    const float* xd = x.data<float>();
+    float* yd = y.data<float>();
+    auto* md = static_cast<uint8_t*>(mask.raw_data());
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const uint32_t a = gen() >> 5, b = gen() >> 6;
+      const double u = (a * 67108864.0 + b) / 9007199254740992.0;
+      const bool keep = u >= static_cast<double>(ratio);
+      md[i] = keep ? 1 : 0;
+      yd[i] = keep ? xd[i] * scale : 0.0f;
+    }
+    if (!outputs.empty()) outputs[0] = y;
+    if (outputs.size() > 1) outputs[1] = mask;
+  }
+
+  int64_t seed_;
 };
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Pad (ONNX Pad-2/11/13): constant, reflect and edge padding, negative pads crop,
-// float32. Kernel: kernels/reference/pad.h.
+// every dtype (elements are copied bit for bit; Pad-2's float `value` is cast to the data's
+// dtype). Kernel: kernels/reference/pad.h.
 #include "kernels/reference/pad.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include "kernels/reference/elementwise.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
 
@@ -21,8 +24,8 @@ using kernels::ref::PadMode;
 /// left (after cropping) along each dim they pad. A negative pad crops at most the whole
 /// dim. ModelError for a bad mode or missing pads, ShapeError for pads of the wrong
 /// length, a pad that crops more than its dim, a negative output size or an output size
-/// that overflows int64; UnsupportedOpError for the opset-18 axes input and dtypes other
-/// than float32 (int64 for pads); InvalidArgument for a constant_value whose dtype is not
+/// that overflows int64; UnsupportedOpError for the opset-18 axes input and pads of a
+/// dtype other than int64; InvalidArgument for a constant_value whose dtype is not
 /// the data's.
 class PadOp final : public Op {
  public:
@@ -38,7 +41,6 @@ class PadOp final : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "data");
     TERN_CHECK(inputs.size() < 4 || !inputs[3].present, UnsupportedOpError,
                "{}: the axes input (Pad-18) is not supported", where());
     if (context().opset >= 11 && has_input(inputs, 2)) {
@@ -70,7 +72,7 @@ class PadOp final : public Op {
                  where(), mode_ == PadMode::kReflect ? "reflect" : "edge", d, shape_str(x), pads);
     }
     checked_numel(y, where());
-    return {TensorType{DType::kFloat32, y}};
+    return {TensorType{inputs[0].dtype, y}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
@@ -81,12 +83,17 @@ class PadOp final : public Op {
     Tensor& y = outputs[0];
     if (y.numel() == 0) return;
     const int rank = x.rank();
-    float value = value_attr_;
+    // The fill value as one element of the data's dtype.
+    const DType dt = x.dtype();
+    const int elem = static_cast<int>(dtype_size(dt));
+    alignas(8) unsigned char value[8] = {};
     if (ctx_.opset >= 11 && has_input(inputs, 2) && inputs[2].numel() == 1) {
-      value = inputs[2].contiguous().data<float>()[0];  // infer() checked dtype and size
+      std::memcpy(value, inputs[2].contiguous().raw_data(), elem);  // infer() checked dtype
+    } else {
+      kernels::ref::cast(1, DType::kFloat32, &value_attr_, 0, dt, value);
     }
     if (rank == 0) {  // a scalar has nothing to pad
-      y.data<float>()[0] = x.data<float>()[0];
+      std::memcpy(y.raw_data(), x.raw_data(), elem);
       return;
     }
     kernels::ref::PadParams p;
@@ -95,12 +102,11 @@ class PadOp final : public Op {
     p.pad_begin = pads.data();
     p.pad_end = pads.data() + rank;
     p.mode = mode_;
-    p.value = value;
-    const float* xd = x.data<float>();
-    float* yd = y.data<float>();
+    const void* xd = x.raw_data();
+    void* yd = y.raw_data();
     const int64_t rows = y.numel() / y.shape().back();
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) kernels::ref::f32_pad(p, xd, yd, r, r + 1);
+    for (int64_t r = 0; r < rows; ++r) kernels::ref::pad_any(p, elem, xd, yd, value, r, r + 1);
   }
 
  private:

@@ -1,6 +1,9 @@
 // Pooling (ONNX MaxPool-8/10/11/12, AveragePool-7/10/11, GlobalAveragePool-1,
-// GlobalMaxPool-1), NCHW (1-D to 3-D), float32. Kernels: kernels/reference/pool.h.
+// GlobalMaxPool-1, MaxUnpool-9/11), NCHW (1-D to 3-D), float32 (MaxPool also float64,
+// int8, uint8). Kernels: kernels/reference/pool.h.
 #include "kernels/reference/pool.h"
+
+#include <algorithm>
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -14,16 +17,16 @@ namespace {
 /// X: [N, C, D1, ..., Dn] (n = 1..3), Y: [N, C, O1, ..., On], Oi from resolve_window
 /// (ops/window.h) with ceil_mode. MaxPool takes the max of the taps inside the input;
 /// AveragePool their mean, the divisor counting the pad taps when count_include_pad.
-/// MaxPool's optional Indices output is an UnsupportedOpError at creation when the node
-/// declares it.
+/// MaxPool supports float32, float64, int8 and uint8 (AveragePool float32) and the
+/// optional Indices output (int64 flat indices into X, storage_order 0 row-major or 1
+/// column-major; see kernels::ref::max_pool_with_indices).
 class PoolOp : public Op {
  public:
   PoolOp(const Attrs& a, const OpContext& ctx, bool is_max)
       : Op(ctx), window_(parse_window_attrs(a, true)), is_max_(is_max) {
-    TERN_CHECK(ctx.num_outputs <= 1, UnsupportedOpError,
-               "{}: the optional output Indices is not supported (only Y), but the node "
-               "declares {} outputs",
-               where(), ctx.num_outputs);
+    TERN_CHECK(is_max || ctx.num_outputs <= 1, ModelError,
+               "{}: AveragePool has one output, but the node declares {}", where(),
+               ctx.num_outputs);
     ceil_mode_ = a.get_int("ceil_mode", 0);
     TERN_CHECK(ceil_mode_ == 0 || ceil_mode_ == 1, ModelError,
                "{}: attribute 'ceil_mode' must be 0 or 1, but got {}", where(), ceil_mode_);
@@ -32,6 +35,7 @@ class PoolOp : public Op {
       TERN_CHECK(storage_order == 0 || storage_order == 1, ModelError,
                  "{}: attribute 'storage_order' must be 0 or 1, but got {}", where(),
                  storage_order);
+      column_major_ = storage_order == 1;
     } else {
       count_include_pad_ = a.get_int("count_include_pad", 0);
       TERN_CHECK(count_include_pad_ == 0 || count_include_pad_ == 1, ModelError,
@@ -41,11 +45,16 @@ class PoolOp : public Op {
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
-    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
+    if (is_max_) {
+      check_dtype(inputs[0].dtype, {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUint8},
+                  where(), 0, "X");
+    } else {
+      check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
+    }
     const Shape& x = inputs[0].shape;
     const kernels::ref::PoolParams p = geometry(x);
-    return {TensorType{DType::kFloat32,
-                       window_output_shape(x[0], x[1], p.out, static_cast<int>(x.size()) - 2)}};
+    const Shape y = window_output_shape(x[0], x[1], p.out, static_cast<int>(x.size()) - 2);
+    return {TensorType{inputs[0].dtype, y}, TensorType{DType::kInt64, y}};
   }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
@@ -53,6 +62,15 @@ class PoolOp : public Op {
     const Tensor x = inputs[0].contiguous();
     const kernels::ref::PoolParams p = geometry(x.shape());
     const int64_t planes = x.dim(0) * x.dim(1);
+    const bool want_indices = outputs.size() > 1 && outputs[1].defined();
+    if (is_max_ && (want_indices || x.dtype() != DType::kFloat32)) {
+      int64_t* idx = want_indices ? outputs[1].data<int64_t>() : nullptr;
+      visit_dtype<float, double, int8_t, uint8_t>(x.dtype(), where(), [&]<typename T>() {
+        kernels::ref::max_pool_with_indices<T>(p, x.data<T>(), outputs[0].data<T>(), idx, 0, planes,
+                                               column_major_);
+      });
+      return;
+    }
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
@@ -102,6 +120,7 @@ class PoolOp : public Op {
 
   WindowAttrs window_;
   bool is_max_;
+  bool column_major_ = false;
   int64_t ceil_mode_ = 0;
   int64_t count_include_pad_ = 0;
 };
@@ -167,9 +186,109 @@ class GlobalMaxPoolOp final : public GlobalPoolOp {
   GlobalMaxPoolOp(const Attrs&, const OpContext& ctx) : GlobalPoolOp(ctx, true) {}
 };
 
+/// MaxUnpool (ONNX MaxUnpool-9/11), float32: scatters X [N, C, D1, ..., Dn] into zeros at
+/// the flat indices I (int64, X's shape, as MaxPool's Indices output gives them) of the
+/// unpooled shape [N, C, (Di - 1) * stride_i - pad_begin_i - pad_end_i + kernel_i].
+/// An output_shape input (each dim >= the unpooled one) pads that result, floor(extra / 2)
+/// before and the rest after, as the ONNX reference does. Attributes kernel_shape
+/// (required), strides, pads. ShapeError for mismatched shapes, InvalidArgument for an
+/// index outside the unpooled shape.
+class MaxUnpoolOp final : public Op {
+ public:
+  MaxUnpoolOp(const Attrs& a, const OpContext& ctx)
+      : Op(ctx),
+        kernel_(a.require_ints("kernel_shape")),
+        strides_(a.get_ints("strides", std::vector<int64_t>(kernel_.size(), 1))),
+        pads_(a.get_ints("pads", std::vector<int64_t>(2 * kernel_.size(), 0))) {
+    TERN_CHECK(strides_.size() == kernel_.size() && pads_.size() == 2 * kernel_.size(), ModelError,
+               "{}: expected {} strides and {} pads for kernel_shape {}, but got {} and {}",
+               where(), kernel_.size(), 2 * kernel_.size(), kernel_, strides_.size(), pads_.size());
+    for (size_t i = 0; i < kernel_.size(); ++i) {
+      TERN_CHECK(
+          kernel_[i] >= 1 && strides_[i] >= 1 && pads_[i] >= 0 && pads_[kernel_.size() + i] >= 0,
+          ModelError,
+          "{}: expected kernel_shape and strides >= 1 and pads >= 0, but got {}, {}, {}", where(),
+          kernel_, strides_, pads_);
+    }
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "X");
+    check_dtype(inputs[1].dtype, {DType::kInt64}, where(), 1, "I");
+    const Shape& x = inputs[0].shape;
+    const size_t k = kernel_.size();
+    TERN_CHECK(x.size() == k + 2 && inputs[1].shape == x, ShapeError,
+               "{}: expected X of rank {} (N x C x kernel_shape {} dims) and I of X's shape, "
+               "but got {} and {}",
+               where(), k + 2, kernel_, shape_str(x), shape_str(inputs[1].shape));
+    const Shape base = default_shape(x);
+    Shape y = base;
+    if (has_input(inputs, 2)) {
+      y = int_values(require_value(inputs, 2), where(), 2, "output_shape");
+      TERN_CHECK(y.size() == x.size() && y[0] == x[0] && y[1] == x[1], ShapeError,
+                 "{}: expected output_shape [{}, {}, ...] of rank {}, but got {}", where(), x[0],
+                 x[1], x.size(), shape_str(y));
+      for (size_t d = 2; d < y.size(); ++d) {
+        TERN_CHECK(y[d] >= base[d], ShapeError,
+                   "{}: output_shape {} is smaller than the unpooled shape {}", where(),
+                   shape_str(y), shape_str(base));
+      }
+    }
+    for (int64_t d : y) {
+      TERN_CHECK(d >= 0, ShapeError, "{}: the output shape {} has a negative dim", where(),
+                 shape_str(y));
+    }
+    checked_numel(y, where());
+    return {TensorType{DType::kFloat32, y}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext&) const override {
+    const Tensor x = inputs[0].contiguous(), idx = inputs[1].contiguous();
+    Tensor& y = outputs[0];
+    float* yd = y.data<float>();
+    const int64_t total = y.numel();
+    std::fill(yd, yd + total, 0.0f);
+    const float* xd = x.data<float>();
+    const int64_t* id = idx.data<int64_t>();
+    // Indices address the default (unpooled) shape; a larger output_shape pads it,
+    // floor(extra / 2) before and the rest after along each spatial dim.
+    const Shape base = default_shape(x.shape());
+    const Shape& out = y.shape();
+    const int64_t base_total = shape_numel(base);
+    const int rank = static_cast<int>(out.size());
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      TERN_CHECK(id[i] >= 0 && id[i] < base_total, InvalidArgument,
+                 "{}: index {} is outside the unpooled shape {}", where(), id[i], shape_str(base));
+      int64_t rem = id[i], pos = 0, stride = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        const int64_t coord = rem % base[d] + (out[d] - base[d]) / 2;
+        rem /= base[d];
+        pos += coord * stride;
+        stride *= out[d];
+      }
+      yd[pos] = xd[i];
+    }
+  }
+
+ private:
+  // [N, C, (Di - 1) * stride_i - pad_begin_i - pad_end_i + kernel_i].
+  Shape default_shape(const Shape& x) const {
+    const size_t k = kernel_.size();
+    Shape y = {x[0], x[1]};
+    for (size_t i = 0; i < k; ++i) {
+      y.push_back((x[i + 2] - 1) * strides_[i] - pads_[i] - pads_[k + i] + kernel_[i]);
+    }
+    return y;
+  }
+
+  std::vector<int64_t> kernel_, strides_, pads_;
+};
+
 }  // namespace
 
 void register_pool(OpRegistry& r) {
+  r.add(make_schema<MaxUnpoolOp>("MaxUnpool", 2, 3));
   r.add(make_schema<MaxPoolOp>("MaxPool", 1, 1, 1, 2));
   r.add(make_schema<AveragePoolOp>("AveragePool", 1, 1));
   r.add(make_schema<GlobalAveragePoolOp>("GlobalAveragePool", 1, 1));

@@ -9,10 +9,14 @@ namespace tern::ops {
 void register_conv(OpRegistry& r);            // Conv
 void register_conv_transpose(OpRegistry& r);  // ConvTranspose
 void register_batch_norm(OpRegistry& r);      // BatchNormalization
-void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Average,Max}Pool
+void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Average,Max}Pool,
+                                              // MaxUnpool
 void register_gemm(OpRegistry& r);            // Gemm
 void register_matmul(OpRegistry& r);          // MatMul
-void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax
+void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax, Hardmax
+void register_norm(OpRegistry& r);            // InstanceNormalization, LayerNormalization,
+                                              // MeanVarianceNormalization, LRN
+void register_depth_to_space(OpRegistry& r);  // DepthToSpace, SpaceToDepth
 void register_resize(OpRegistry& r);          // Resize, Upsample
 void register_pad(OpRegistry& r);             // Pad
 void register_unary(OpRegistry& r);           // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
@@ -58,6 +62,8 @@ OpRegistry build_registry() {
   register_gemm(r);
   register_matmul(r);
   register_softmax(r);
+  register_norm(r);
+  register_depth_to_space(r);
   register_resize(r);
   register_pad(r);
   register_unary(r);

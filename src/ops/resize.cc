@@ -1,7 +1,8 @@
-// Resize (ONNX Resize-10/11/13) and Upsample (ONNX Upsample-7/9), modes nearest and
-// linear, float32. Kernels: kernels/reference/resize.h.
+// Resize (ONNX Resize-10/11/13) and Upsample (ONNX Upsample-7/9), modes nearest, linear
+// and cubic (Resize-11+), float32. Kernels: kernels/reference/resize.h.
 #include "kernels/reference/resize.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/op_args.h"
@@ -24,9 +25,13 @@ using kernels::ref::ResizeNearestMode;
 /// nearest_mode; Resize-10 and Upsample use asymmetric coordinates and ONNX Runtime's
 /// nearest rounding (floor when upsampling, ceil when downsampling).
 ///
-/// nearest resizes any dims. linear is bilinear over the last two dims (linear over the
-/// last dim of a 1-D input); resizing other dims with linear, mode cubic,
-/// tf_crop_and_resize and the opset-18 attributes (antialias, axes,
+/// Every mode resizes any dims: nearest gathers; linear and cubic (cubic_coeff_a,
+/// exclude_outside) run one separable pass per dim, reading edge values beyond the input.
+/// align_corners uses in * scale (not the floored output size) as the output length, as
+/// the ONNX reference does. tf_crop_and_resize maps outputs into roi (starts..., ends...)
+/// and writes extrapolation_value where the coordinate falls outside the input; with
+/// scales its output size is floor(in * (end - start) * scale).
+/// half_pixel_symmetric and the opset-18 attributes (antialias, axes,
 /// keep_aspect_ratio_policy) are UnsupportedOpError. Bad attribute values are
 /// ModelError; scales or sizes of the wrong length ShapeError; non-positive ones
 /// InvalidArgument; a scale that is not finite (inf, NaN) or gives an output dim beyond
@@ -35,20 +40,22 @@ class ResizeOp : public Op {
  public:
   ResizeOp(const Attrs& a, const OpContext& ctx, bool upsample) : Op(ctx), upsample_(upsample) {
     const std::string mode = a.get_enum("mode", "nearest", {"nearest", "linear", "cubic"});
-    TERN_CHECK(mode != "cubic", UnsupportedOpError,
-               "{}: mode 'cubic' is not supported (supported: nearest, linear)", where());
     linear_ = mode == "linear";
+    cubic_ = mode == "cubic";
+    cubic_a_ = a.get_float("cubic_coeff_a", -0.75f);
+    exclude_outside_ = a.get_int("exclude_outside", 0) != 0;
+    extrapolation_ = a.get_float("extrapolation_value", 0.0f);
     if (!upsample_ && ctx.opset >= 11) {
       const std::string coord =
           a.get_enum("coordinate_transformation_mode", "half_pixel",
                      {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                       "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"});
-      TERN_CHECK(coord != "tf_crop_and_resize" && coord != "half_pixel_symmetric",
-                 UnsupportedOpError,
+      TERN_CHECK(coord != "half_pixel_symmetric", UnsupportedOpError,
                  "{}: coordinate_transformation_mode '{}' is not supported (supported: "
                  "half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
-                 "tf_half_pixel_for_nn)",
+                 "tf_half_pixel_for_nn, tf_crop_and_resize)",
                  where(), coord);
+      tf_crop_ = coord == "tf_crop_and_resize";
       coord_ = coord == "half_pixel"           ? ResizeCoordMode::kHalfPixel
                : coord == "pytorch_half_pixel" ? ResizeCoordMode::kPytorchHalfPixel
                : coord == "align_corners"      ? ResizeCoordMode::kAlignCorners
@@ -67,6 +74,9 @@ class ResizeOp : public Op {
                  "{}: the Resize-18 attributes antialias, axes and keep_aspect_ratio_policy "
                  "are not supported",
                  where());
+    } else {
+      TERN_CHECK(!cubic_, ModelError, "{}: mode 'cubic' needs Resize-11 or later (opset {})",
+                 where(), ctx.opset);
     }
     if (upsample_ && ctx.opset < 9) {
       scales_attr_ = a.get_floats("scales", {});
@@ -90,15 +100,18 @@ class ResizeOp : public Op {
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
 
-    if (!linear_) {
+    if (!linear_ && !cubic_ && !tf_crop_) {
       // Per dim: the input index each output index reads.
       std::vector<std::vector<int64_t>> index(rank);
       std::vector<const int64_t*> index_ptr(rank);
       for (int d = 0; d < rank; ++d) {
         index[d].resize(pl.out[d]);
         for (int64_t o = 0; o < pl.out[d]; ++o) {
+          // align_corners divides by in * scale - 1 (not the floored output size - 1).
           const float xo =
-              kernels::ref::resize_source_coord(coord_, o, pl.scales[d], in[d], pl.out[d]);
+              coord_ == ResizeCoordMode::kAlignCorners
+                  ? static_cast<float>(source_coord(pl, in, d, o))
+                  : kernels::ref::resize_source_coord(coord_, o, pl.scales[d], in[d], pl.out[d]);
           index[d][o] = kernels::ref::resize_nearest_index(nearest_, xo, pl.scales[d], in[d]);
         }
         index_ptr[d] = index[d].data();
@@ -114,37 +127,120 @@ class ResizeOp : public Op {
       return;
     }
 
-    // Bilinear over the last two dims (a 1-D input is one row of height 1).
-    auto taps = [&](int d) {
-      std::vector<kernels::ref::LinearTap> t(pl.out[d]);
-      for (int64_t o = 0; o < pl.out[d]; ++o) {
-        const float xo =
-            kernels::ref::resize_source_coord(coord_, o, pl.scales[d], in[d], pl.out[d]);
-        t[o] = kernels::ref::resize_linear_tap(xo, in[d]);
+    // linear, cubic and tf_crop_and_resize: one separable pass per dim.
+    Tensor cur = x;
+    std::vector<std::vector<bool>> outside(rank);
+    for (int d = 0; d < rank; ++d) {
+      std::vector<kernels::ref::ResizeTaps> t(pl.out[d]);
+      outside[d].assign(pl.out[d], false);
+      for (int64_t o = 0; o < pl.out[d]; ++o) t[o] = taps(pl, in, d, o, outside[d]);
+      Shape next_shape = cur.shape();
+      next_shape[d] = pl.out[d];
+      Tensor next = Tensor::empty(DType::kFloat32, next_shape);
+      int64_t outer = 1, inner = 1;
+      for (int k = 0; k < d; ++k) outer *= next_shape[k];
+      for (int k = d + 1; k < rank; ++k) inner *= next_shape[k];
+      kernels::ref::f32_resize_axis(cur.data<float>(), next.data<float>(), outer, in[d], pl.out[d],
+                                    inner, t.data());
+      cur = next;
+    }
+    std::copy_n(cur.data<float>(), cur.numel(), yd);
+    if (tf_crop_) {
+      // An output whose coordinate falls outside the input along any dim is
+      // extrapolation_value.
+      const int64_t total = shape_numel(pl.out);
+      for (int64_t e = 0; e < total; ++e) {
+        int64_t rem = e;
+        bool out = false;
+        for (int d = rank - 1; d >= 0; --d) {
+          out = out || outside[d][rem % pl.out[d]];
+          rem /= pl.out[d];
+        }
+        if (out) yd[e] = extrapolation_;
       }
-      return t;
-    };
-    const std::vector<kernels::ref::LinearTap> taps_w = taps(rank - 1);
-    const std::vector<kernels::ref::LinearTap> taps_h =
-        rank >= 2 ? taps(rank - 2) : std::vector<kernels::ref::LinearTap>(1);
-    kernels::ref::ResizeBilinearParams p;
-    p.in_w = in[rank - 1];
-    p.out_w = pl.out[rank - 1];
-    p.in_h = rank >= 2 ? in[rank - 2] : 1;
-    p.out_h = rank >= 2 ? pl.out[rank - 2] : 1;
-    p.planes = x.numel() / (p.in_h * p.in_w);
-    p.taps_h = taps_h.data();
-    p.taps_w = taps_w.data();
-    const int64_t rows = p.planes * p.out_h;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) kernels::ref::f32_resize_bilinear(p, xd, yd, r, r + 1);
+    }
   }
 
  private:
   struct Plan {
     Shape out;
-    std::vector<float> scales;  // per dim, used by the coordinate transform
+    std::vector<float> scales;    // per dim, used by the coordinate transform
+    std::vector<double> lengths;  // per dim: in * scale (sizes[d] when sizes were given)
+    std::vector<double> roi;      // tf_crop_and_resize: starts, then ends (2 * rank)
   };
+
+  // x_original of output index o along dim d, in double (linear, cubic, tf_crop_and_resize).
+  double source_coord(const Plan& pl, const Shape& in, int d, int64_t o) const {
+    const double x = static_cast<double>(o), scale = pl.scales[d], len = pl.lengths[d];
+    const double n = static_cast<double>(in[d]);
+    if (tf_crop_) {
+      const double s0 = pl.roi[d], s1 = pl.roi[in.size() + d];
+      const double c = pl.out[d] == 1
+                           ? (s1 - s0) * (n - 1) / 2
+                           : x * (s1 - s0) * (n - 1) / static_cast<double>(pl.out[d] - 1);
+      return c + s0 * (n - 1);
+    }
+    switch (coord_) {
+      case ResizeCoordMode::kHalfPixel:
+        return (x + 0.5) / scale - 0.5;
+      case ResizeCoordMode::kPytorchHalfPixel:
+        return len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+      case ResizeCoordMode::kAlignCorners:
+        return len == 1 ? 0.0 : x * (n - 1) / (len - 1);
+      case ResizeCoordMode::kAsymmetric:
+        return x / scale;
+      case ResizeCoordMode::kTfHalfPixelForNn:
+        return (x + 0.5) / scale;
+    }
+    return 0.0;
+  }
+
+  // The taps of output index o along dim d; marks outside[o] for a tf_crop_and_resize
+  // coordinate beyond the input.
+  kernels::ref::ResizeTaps taps(const Plan& pl, const Shape& in, int d, int64_t o,
+                                std::vector<bool>& outside) const {
+    kernels::ref::ResizeTaps t;
+    const int64_t n = in[d];
+    const double xo = source_coord(pl, in, d, o);
+    if (tf_crop_ && (xo < 0 || xo > static_cast<double>(n - 1))) {
+      outside[o] = true;
+      t.n = 1;
+      return t;  // index 0, weight 0: replaced by extrapolation_value
+    }
+    auto clamp = [n](int64_t i) { return std::clamp<int64_t>(i, 0, n - 1); };
+    if (!linear_ && !cubic_) {
+      t.n = 1;
+      t.index[0] =
+          kernels::ref::resize_nearest_index(nearest_, static_cast<float>(xo), pl.scales[d], n);
+      t.weight[0] = 1.0f;
+      return t;
+    }
+    const double f = std::floor(xo);
+    const double frac = xo - f;
+    const int64_t i0 = static_cast<int64_t>(f);
+    if (linear_) {
+      t.n = 2;
+      t.index[0] = clamp(i0);
+      t.index[1] = clamp(i0 + 1);
+      t.weight[0] = static_cast<float>(1.0 - frac);
+      t.weight[1] = static_cast<float>(frac);
+      return t;
+    }
+    double w[4];
+    kernels::ref::resize_cubic_weights(frac, cubic_a_, w);
+    double sum = 0.0;
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = i0 - 1 + k;
+      if (exclude_outside_ && (i < 0 || i >= n)) w[k] = 0.0;
+      sum += w[k];
+    }
+    t.n = 4;
+    for (int k = 0; k < 4; ++k) {
+      t.index[k] = clamp(i0 - 1 + k);
+      t.weight[k] = static_cast<float>(exclude_outside_ && sum != 0.0 ? w[k] / sum : w[k]);
+    }
+    return t;
+  }
 
   Plan plan(std::span<const InferInput> inputs) const {
     const Shape& x = inputs[0].shape;
@@ -178,6 +274,18 @@ class ResizeOp : public Op {
         sizes = t.to_int64_vector();
       }
     }
+    if (tf_crop_) {
+      TERN_CHECK(has_input(inputs, 1), ModelError,
+                 "{}: coordinate_transformation_mode tf_crop_and_resize needs the roi input",
+                 where());
+      const Tensor& t = require_value(inputs, 1);
+      check_dtype(t.dtype(), {DType::kFloat32, DType::kFloat64}, where(), 1, "roi");
+      for (float v : t.to_float_vector()) pl.roi.push_back(v);
+      TERN_CHECK(static_cast<int64_t>(pl.roi.size()) == 2 * rank, ShapeError,
+                 "{}: expected roi with {} values (starts and ends of each dim of X {}), but got "
+                 "{}",
+                 where(), 2 * rank, shape_str(x), pl.roi.size());
+    }
     const size_t n = sizes.empty() ? pl.scales.size() : sizes.size();
     TERN_CHECK(static_cast<int64_t>(n) == rank, ShapeError,
                "{}: expected {} with {} values (one per dim of X {}), but got {}", where(),
@@ -193,11 +301,13 @@ class ResizeOp : public Op {
         // floor(in * scale) as the spec says; the float product is exact in double. Only
         // a value below 2^63 converts to int64 (a larger one is undefined behaviour).
         const double out =
-            std::floor(static_cast<double>(x[d]) * static_cast<double>(pl.scales[d]));
+            std::floor(static_cast<double>(x[d]) * static_cast<double>(pl.scales[d]) *
+                       (tf_crop_ ? pl.roi[rank + d] - pl.roi[d] : 1.0));
         TERN_CHECK(out < 0x1p63, ShapeError,
                    "{}: scale {} makes output dim {} (input {}) {:g}, which overflows int64",
                    where(), pl.scales[d], d, x[d], out);
         pl.out[d] = static_cast<int64_t>(out);
+        pl.lengths.push_back(static_cast<double>(x[d]) * static_cast<double>(pl.scales[d]));
       }
     } else {
       pl.scales.resize(rank);
@@ -208,22 +318,20 @@ class ResizeOp : public Op {
                    where(), sizes, shape_str(x));
         pl.out[d] = sizes[d];
         pl.scales[d] = x[d] > 0 ? static_cast<float>(sizes[d]) / static_cast<float>(x[d]) : 1.0f;
+        pl.lengths.push_back(static_cast<double>(sizes[d]));
       }
     }
     checked_numel(pl.out, where());
-    if (linear_) {
-      for (int64_t d = 0; d + 2 < rank; ++d) {
-        TERN_CHECK(pl.out[d] == x[d], UnsupportedOpError,
-                   "{}: linear mode resizes only the last two dims, but dim {} changes from "
-                   "{} to {} (input {})",
-                   where(), d, x[d], pl.out[d], shape_str(x));
-      }
-    }
     return pl;
   }
 
   bool upsample_;
   bool linear_ = false;
+  bool cubic_ = false;
+  bool tf_crop_ = false;
+  bool exclude_outside_ = false;
+  float cubic_a_ = -0.75f;
+  float extrapolation_ = 0.0f;
   ResizeCoordMode coord_ = ResizeCoordMode::kAsymmetric;
   ResizeNearestMode nearest_ = ResizeNearestMode::kSimple;
   std::vector<float> scales_attr_;

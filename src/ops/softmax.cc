@@ -1,4 +1,6 @@
-// Softmax and LogSoftmax (ONNX Softmax-1/11/13, LogSoftmax-1/11/13), float32.
+// Softmax, LogSoftmax and Hardmax (ONNX Softmax-1/11/13, LogSoftmax-1/11/13,
+// Hardmax-1/11/13), float32. Before opset 13 all three coerce X to 2-D at `axis` (default
+// 1); from 13 they work along `axis` only (default -1).
 // Kernel: kernels/reference/softmax.h.
 #include "kernels/reference/softmax.h"
 
@@ -18,8 +20,8 @@ namespace {
 /// [-r, r] range).
 class SoftmaxOp : public Op {
  public:
-  SoftmaxOp(const Attrs& a, const OpContext& ctx, bool log)
-      : Op(ctx), axis_(a.get_int("axis", ctx.opset >= 13 ? -1 : 1)), log_(log) {}
+  SoftmaxOp(const Attrs& a, const OpContext& ctx, bool log, bool hard = false)
+      : Op(ctx), axis_(a.get_int("axis", ctx.opset >= 13 ? -1 : 1)), log_(log), hard_(hard) {}
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
     check_dtype(inputs[0].dtype, {DType::kFloat32}, where(), 0, "input");
@@ -45,7 +47,11 @@ class SoftmaxOp : public Op {
     float* yd = outputs[0].data<float>();
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
     for (int64_t o = 0; o < outer; ++o) {
-      kernels::ref::f32_softmax(xd, yd, o, o + 1, axis_len, inner, log_);
+      if (hard_) {
+        kernels::ref::f32_hardmax(xd, yd, o, o + 1, axis_len, inner);
+      } else {
+        kernels::ref::f32_softmax(xd, yd, o, o + 1, axis_len, inner, log_);
+      }
     }
   }
 
@@ -59,6 +65,7 @@ class SoftmaxOp : public Op {
 
   int64_t axis_;
   bool log_;
+  bool hard_;
 };
 
 class SoftmaxPlainOp final : public SoftmaxOp {
@@ -71,11 +78,18 @@ class LogSoftmaxOp final : public SoftmaxOp {
   LogSoftmaxOp(const Attrs& a, const OpContext& ctx) : SoftmaxOp(a, ctx, true) {}
 };
 
+/// Hardmax: 1 at the first maximum of each row (same rows as Softmax), 0 elsewhere.
+class HardmaxOp final : public SoftmaxOp {
+ public:
+  HardmaxOp(const Attrs& a, const OpContext& ctx) : SoftmaxOp(a, ctx, false, true) {}
+};
+
 }  // namespace
 
 void register_softmax(OpRegistry& r) {
   r.add(make_schema<SoftmaxPlainOp>("Softmax", 1, 1));
   r.add(make_schema<LogSoftmaxOp>("LogSoftmax", 1, 1));
+  r.add(make_schema<HardmaxOp>("Hardmax", 1, 1));
 }
 
 }  // namespace tern::ops

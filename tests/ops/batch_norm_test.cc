@@ -58,34 +58,66 @@ TEST(BatchNormOp, SpatialZeroOpset7IsPerActivation) {
       {"expected scale of shape [2] (C = 2), but got [2, 2]"});
 }
 
-TEST(BatchNormOp, TrainingIsUnsupported) {
-  expect_error<UnsupportedOpError>(
-      [&] {
-        run_op("BatchNormalization", AttrMap().i("training_mode", 1), onnx_example_inputs(), 14);
-      },
-      {"BatchNormalization 'test_node': training_mode = 1 is not supported"});
-  // Asking for the running mean / var outputs (training outputs) is rejected too.
-  expect_error<UnsupportedOpError>(
-      [&] { run_op("BatchNormalization", AttrMap(), onnx_example_inputs(), 9, 3); },
-      {"output 1 (a training output"});
+TEST(BatchNormOp, TrainingModeUsesBatchStatisticsAndUpdatesRunningStats) {
+  // X [3, 2, 5] random; reference: per-channel mean and biased variance over N and W.
+  const Tensor x = test::random_tensor<float>({3, 2, 5}, 17);
+  const Tensor scale = test::f32({1.5f, -0.5f}, {2}), bias = test::f32({0.25f, 2.0f}, {2});
+  const Tensor mean = test::f32({0.1f, -0.2f}, {2}), var = test::f32({1.0f, 3.0f}, {2});
+  for (float momentum : {0.9f, 0.25f}) {
+    const auto out =
+        run_op("BatchNormalization",
+               AttrMap().i("training_mode", 1).f("momentum", momentum).f("epsilon", 1e-2f),
+               {x, scale, bias, mean, var}, 15, 3);
+    const auto xv = x.to_float_vector();
+    for (int c = 0; c < 2; ++c) {
+      double m = 0, v = 0;
+      for (int n = 0; n < 3; ++n)
+        for (int i = 0; i < 5; ++i) m += xv[(n * 2 + c) * 5 + i];
+      m /= 15;
+      for (int n = 0; n < 3; ++n)
+        for (int i = 0; i < 5; ++i)
+          v += (xv[(n * 2 + c) * 5 + i] - m) * (xv[(n * 2 + c) * 5 + i] - m);
+      v /= 15;
+      for (int n = 0; n < 3; ++n) {
+        for (int i = 0; i < 5; ++i) {
+          const int k = (n * 2 + c) * 5 + i;
+          EXPECT_NEAR(out[0].to_float_vector()[k],
+                      (xv[k] - m) / std::sqrt(v + 1e-2) * scale.to_float_vector()[c] +
+                          bias.to_float_vector()[c],
+                      1e-5);
+        }
+      }
+      EXPECT_NEAR(out[1].to_float_vector()[c],
+                  mean.to_float_vector()[c] * momentum + m * (1 - momentum), 1e-6);
+      EXPECT_NEAR(out[2].to_float_vector()[c],
+                  var.to_float_vector()[c] * momentum + v * (1 - momentum), 1e-5);
+    }
+  }
+  // Training mode without the optional outputs gives Y alone, the same values.
+  const Tensor y1 = run_op("BatchNormalization", AttrMap().i("training_mode", 1),
+                           {x, scale, bias, mean, var}, 15)[0];
+  const Tensor y3 = run_op("BatchNormalization", AttrMap().i("training_mode", 1),
+                           {x, scale, bias, mean, var}, 15, 3)[0];
+  EXPECT_EQ(y1.to_float_vector(), y3.to_float_vector());
 }
 
-TEST(BatchNormOp, TrainingOutputsFailAtCreation) {
-  // The node's declared output count is enough: creation fails, before any infer or run.
+TEST(BatchNormOp, TrainingOutputsNeedTrainingMode) {
+  // Declared outputs 1.. without training_mode = 1 (or before opset 14) fail at creation.
   for (int opset : {7, 9, 14, 15}) {
     for (int outputs : {2, 3, 5}) {
       expect_error<UnsupportedOpError>(
           [&] { test::make_op("BatchNormalization", AttrMap(), opset, outputs); },
           {"BatchNormalization 'test_node'", "declares " + std::to_string(outputs) + " outputs",
-           "output 1 (a training output", "only Y"});
+           "output 1 (a training output", "training_mode = 1"});
     }
     EXPECT_NO_THROW(test::make_op("BatchNormalization", AttrMap(), opset, 1));
   }
-  // Y is the only output type inferred.
-  const std::vector<Tensor> tensors = onnx_example_inputs();
-  std::vector<ops::InferInput> in;
-  for (const Tensor& t : tensors) in.push_back({true, t.dtype(), t.shape(), &t});
-  EXPECT_EQ(test::make_op("BatchNormalization", AttrMap(), 15, 1)->infer(in).size(), 1u);
+  expect_error<UnsupportedOpError>(
+      [&] { test::make_op("BatchNormalization", AttrMap().i("training_mode", 1), 15, 5); },
+      {"BatchNormalization 'test_node'", "declares 5 outputs"});
+  expect_error<ModelError>(
+      [&] { test::make_op("BatchNormalization", AttrMap().i("training_mode", 2), 15); },
+      {"BatchNormalization 'test_node'", "training_mode"});
 }
 
 TEST(BatchNormOp, ErrorsKeepTheirTypes) {

@@ -1,6 +1,9 @@
 // Identity and Dropout (inference): views, mask, opset forms, training_mode.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "ops/op_test_util.h"
 
 namespace tern::test {
@@ -61,18 +64,72 @@ TEST(Dropout, MaskHasTheDataDtypeBeforeOpset10) {
   EXPECT_EQ(make_op("Dropout", {}, 10, 2)->infer(in)[1].dtype, DType::kBool);
 }
 
-TEST(Dropout, TrainingModeTrueIsUnsupported) {
+// numpy's np.random.seed(seed); np.random.uniform(0, 1, n), written out: MT19937
+// init_genrand, two 32-bit draws per double.
+std::vector<double> numpy_uniform(uint32_t seed, int64_t n) {
+  std::mt19937 gen(seed);
+  std::vector<double> u;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t a = gen(), b = gen();
+    u.push_back(((a >> 5) * 67108864.0 + (b >> 6)) / 9007199254740992.0);
+  }
+  return u;
+}
+
+TEST(Dropout, NumpySeedZeroFirstDraws) {
+  // np.random.seed(0); np.random.uniform(0, 1, 3) = 0.5488135039273248, 0.7151893663724195,
+  // 0.6027633760716439 (numpy's documented legacy stream).
+  const auto u = numpy_uniform(0, 3);
+  EXPECT_DOUBLE_EQ(u[0], 0.5488135039273248);
+  EXPECT_DOUBLE_EQ(u[1], 0.7151893663724195);
+  EXPECT_DOUBLE_EQ(u[2], 0.6027633760716439);
+}
+
+TEST(Dropout, TrainingModeDrawsTheNumpyMask) {
+  const Tensor x = random_tensor<float>({3, 7}, 5);
+  for (int64_t seed : {0, 1, 123}) {
+    for (float ratio : {0.1f, 0.5f, 0.75f}) {
+      AttrMap attrs;
+      if (seed != 0) attrs.i("seed", seed);
+      const auto out = run_op("Dropout", attrs, {x, f32({ratio}, {}), bool_scalar(true)}, 13, 2);
+      const auto u = numpy_uniform(static_cast<uint32_t>(seed), x.numel());
+      const auto xv = x.to_float_vector(), yv = out[0].to_float_vector();
+      const Tensor mask = out[1];
+      ASSERT_EQ(mask.dtype(), DType::kBool);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const bool keep = u[i] >= ratio;
+        EXPECT_EQ(static_cast<const uint8_t*>(mask.raw_data())[i] != 0, keep) << i;
+        EXPECT_NEAR(yv[i], keep ? xv[i] / (1.0 - ratio) : 0.0, 1e-6) << i;
+      }
+    }
+  }
+  // ratio 0 and training_mode false are the identity with an all-true mask.
+  for (const auto& in : {std::vector<Tensor>{x, f32({0.0f}, {}), bool_scalar(true)},
+                         std::vector<Tensor>{x, f32({0.5f}, {}), bool_scalar(false)}}) {
+    const auto out = run_op("Dropout", {}, in, 13, 2);
+    EXPECT_EQ(out[0].to_float_vector(), x.to_float_vector());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      EXPECT_TRUE(static_cast<const uint8_t*>(out[1].raw_data())[i] != 0);
+  }
+}
+
+TEST(Dropout, TrainingModeErrors) {
   const Tensor x = f32({1, 2}, {2});
-  expect_error<UnsupportedOpError>(
-      [&] {
-        run1("Dropout", {x, Tensor(), bool_scalar(true)}, {}, 13);
-      },
-      {"Dropout 'test_node'", "training_mode", "inference"});
   expect_error<UnsupportedOpError>(
       [&] {
         run1("Dropout", {x, Tensor(), i64v({1})}, {}, 13);
       },
       {"Dropout 'test_node'", "training_mode", "bool"});
+  expect_error<InvalidArgument>(
+      [&] {
+        run1("Dropout", {x, f32({1.0f}, {}), bool_scalar(true)}, {}, 13);
+      },
+      {"Dropout 'test_node'", "ratio"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run1("Dropout", {i32({1, 2}, {2}), Tensor(), bool_scalar(true)}, {}, 13);
+      },
+      {"Dropout 'test_node'", "int32"});
 }
 
 }  // namespace

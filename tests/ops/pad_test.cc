@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "base/onnx_dtype.h"
 #include "kernels/ref_test_util.h"
 #include "ops/op_test_util.h"
 
@@ -78,6 +79,33 @@ TEST(PadOp, PadsNotKnownAtPlanTime) {
   in[0] = {true, DType::kFloat32, {3, 2}, nullptr};
   in[1] = {true, DType::kInt64, {4}, nullptr};
   EXPECT_THROW(op->infer(in), ops::ValueNotKnown);
+}
+
+TEST(PadOp, EveryDtypeMatchesFloatPadding) {
+  // The same padding on integer-valued data of each dtype gives the float result.
+  const Tensor xf =
+      Tensor::from_vector({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {3, 5});
+  const Tensor p = pads({1, 2, 2, 3});
+  for (const char* mode : {"constant", "reflect", "edge"}) {
+    const std::vector<float> want =
+        run_op("Pad", AttrMap().s("mode", mode), {xf, p}, 13)[0].to_float_vector();
+    for (DType dt : {DType::kFloat16, DType::kInt8, DType::kUint8, DType::kInt32, DType::kInt64,
+                     DType::kFloat64, DType::kInt16, DType::kUint16, DType::kUint32, DType::kUint64,
+                     DType::kBFloat16}) {
+      const Tensor x = run_op("Cast", AttrMap().i("to", onnx_dtype_code(dt)), {xf}, 13)[0];
+      const Tensor y = run_op("Pad", AttrMap().s("mode", mode), {x, p}, 13)[0];
+      EXPECT_EQ(y.dtype(), dt);
+      EXPECT_EQ(y.to_float_vector(), want) << mode << " " << dtype_name(dt);
+    }
+  }
+  // constant_value of the data's dtype, and Pad-2's float value cast to int32.
+  const Tensor xi = test::i32({1, 2, 3}, {3});
+  EXPECT_EQ(
+      run_op("Pad", AttrMap(), {xi, pads({1, 1}), test::i32({-7}, {})}, 13)[0].to_int64_vector(),
+      (std::vector<int64_t>{-7, 1, 2, 3, -7}));
+  EXPECT_EQ(
+      run_op("Pad", AttrMap().ints("pads", {0, 2}).f("value", 9.0f), {xi}, 2)[0].to_int64_vector(),
+      (std::vector<int64_t>{1, 2, 3, 9, 9}));
 }
 
 TEST(PadOp, Errors) {

@@ -145,21 +145,17 @@ TEST(PoolOp, Errors) {
         run_op("MaxPool", AttrMap().ints("kernel_shape", {5, 5}), {x});
       },
       {"expected a padded input extent of at least 5"});
+  expect_error<ModelError>(
+      [&] {
+        test::make_op("AveragePool", AttrMap().ints("kernel_shape", {2, 2}), 11, 2);
+      },
+      {"AveragePool 'test_node'", "one output"});
   expect_error<UnsupportedOpError>(
       [&] {
-        run_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), {x}, 13, 2);
+        run_op("MaxPool", AttrMap().ints("kernel_shape", {2}),
+               {Tensor::zeros(DType::kInt32, {1, 1, 4})});
       },
-      {"the optional output Indices is not supported"});
-  // Declaring Indices fails at creation, before any infer or run; Y alone is fine.
-  for (int opset : {8, 10, 11, 12}) {
-    expect_error<UnsupportedOpError>(
-        [&] {
-          test::make_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), opset, 2);
-        },
-        {"MaxPool 'test_node': the optional output Indices is not supported",
-         "declares 2 outputs"});
-    EXPECT_NO_THROW(test::make_op("MaxPool", AttrMap().ints("kernel_shape", {2, 2}), opset, 1));
-  }
+      {"MaxPool 'test_node'", "int32 is not supported"});
   expect_error<ShapeError>(
       [&] {
         run_op("GlobalAveragePool", AttrMap(), {iota_tensor({2, 3})});
@@ -170,6 +166,112 @@ TEST(PoolOp, Errors) {
         run_op("GlobalMaxPool", AttrMap(), {Tensor::zeros(DType::kFloat16, {1, 1, 2, 2})});
       },
       {"input 0 (X) dtype float16 is not supported (supported: float32)"});
+}
+
+// Max of each window with the flat index of its first max: the plain oracle for
+// MaxPool's Indices output (2-D, NCHW, pads and strides).
+template <typename T>
+void max_pool_oracle(const std::vector<T>& x, int64_t planes, int64_t h, int64_t w, int64_t k,
+                     int64_t s, int64_t pad, int64_t oh, int64_t ow, bool column_major,
+                     std::vector<T>& y, std::vector<int64_t>& idx) {
+  for (int64_t c = 0; c < planes; ++c)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        bool any = false;
+        T best{};
+        int64_t bi = 0, bj = 0;
+        for (int64_t a = 0; a < k; ++a)
+          for (int64_t b = 0; b < k; ++b) {
+            const int64_t r = i * s - pad + a, q = j * s - pad + b;
+            if (r < 0 || r >= h || q < 0 || q >= w) continue;
+            const T v = x[(c * h + r) * w + q];
+            if (!any || v > best) {
+              any = true;
+              best = v;
+              bi = r;
+              bj = q;
+            }
+          }
+        y.push_back(best);
+        idx.push_back(c * h * w + (column_major ? bj * h + bi : bi * w + bj));
+      }
+}
+
+TEST(PoolOp, MaxPoolIndicesAndIntegerDtypes) {
+  const int64_t n = 2, c = 3, h = 5, w = 7;
+  for (int64_t k : {2, 3}) {
+    for (int64_t s : {1, 2}) {
+      for (int64_t pad : {0, 1}) {
+        for (bool cm : {false, true}) {
+          const int64_t oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
+          const AttrMap attrs = AttrMap()
+                                    .ints("kernel_shape", {k, k})
+                                    .ints("strides", {s, s})
+                                    .ints("pads", {pad, pad, pad, pad})
+                                    .i("storage_order", cm ? 1 : 0);
+          // float32 with Indices.
+          const Tensor xf = test::random_tensor<float>({n, c, h, w}, 9);
+          std::vector<float> yf;
+          std::vector<int64_t> idx;
+          max_pool_oracle(xf.to_float_vector(), n * c, h, w, k, s, pad, oh, ow, cm, yf, idx);
+          const auto out = run_op("MaxPool", attrs, {xf}, 12, 2);
+          EXPECT_EQ(out[0].to_float_vector(), yf);
+          EXPECT_EQ(out[1].to_int64_vector(), idx);
+          EXPECT_EQ(out[1].shape(), (Shape{n, c, oh, ow}));
+          // uint8 (many ties: values 0..3) and int8, Y only.
+          const Tensor xu = test::random_tensor<uint8_t>({n, c, h, w}, 10, 0, 3);
+          const Tensor xi = test::random_tensor<int8_t>({n, c, h, w}, 11, -128, 127);
+          for (const Tensor& xt : {xu, xi}) {
+            std::vector<int64_t> xv = xt.to_int64_vector(), yv, iv;
+            max_pool_oracle(xv, n * c, h, w, k, s, pad, oh, ow, cm, yv, iv);
+            const auto o = run_op("MaxPool", attrs, {xt}, 12, 2);
+            EXPECT_EQ(o[0].dtype(), xt.dtype());
+            EXPECT_EQ(o[0].to_int64_vector(), yv);
+            EXPECT_EQ(o[1].to_int64_vector(), iv);
+            EXPECT_EQ(run_op("MaxPool", attrs, {xt}, 12)[0].to_int64_vector(), yv);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PoolOp, MaxUnpoolInvertsMaxPool) {
+  const Tensor x = test::random_tensor<float>({2, 2, 4, 6}, 12);
+  const AttrMap attrs = AttrMap().ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+  const auto pooled = run_op("MaxPool", attrs, {x}, 12, 2);
+  const Tensor y = run_op("MaxUnpool", attrs, {pooled[0], pooled[1]}, 11)[0];
+  ASSERT_EQ(y.shape(), x.shape());
+  // Each max back at its place, zeros elsewhere.
+  std::vector<float> want(x.numel(), 0.0f);
+  const auto pv = pooled[0].to_float_vector();
+  const auto iv = pooled[1].to_int64_vector();
+  for (size_t i = 0; i < iv.size(); ++i) want[iv[i]] = pv[i];
+  EXPECT_EQ(y.to_float_vector(), want);
+  // output_shape [2, 2, 5, 7]: indices refer to the requested shape.
+  const Tensor y2 =
+      run_op("MaxUnpool", attrs, {pooled[0], pooled[1], Tensor::from_vector_i64({2, 2, 5, 7}, {4})},
+             11)[0];
+  EXPECT_EQ(y2.shape(), (Shape{2, 2, 5, 7}));
+  // The unpooled [4, 6] result sits at offset (0, 0) (floor of the extra 1 before).
+  const auto y2v = y2.to_float_vector();
+  for (int64_t p = 0; p < 4; ++p)
+    for (int64_t r = 0; r < 5; ++r)
+      for (int64_t q = 0; q < 7; ++q) {
+        const float got = y2v[(p * 5 + r) * 7 + q];
+        EXPECT_EQ(got, r < 4 && q < 6 ? want[(p * 4 + r) * 6 + q] : 0.0f) << p << r << q;
+      }
+  expect_error<InvalidArgument>(
+      [&] {
+        run_op("MaxUnpool", attrs, {test::f32({1}, {1, 1, 1, 1}), test::i64({99}, {1, 1, 1, 1})},
+               11);
+      },
+      {"MaxUnpool 'test_node'", "outside the unpooled shape"});
+  expect_error<ShapeError>(
+      [&] {
+        run_op("MaxUnpool", attrs, {pooled[0], test::i64({0}, {1, 1, 1, 1})}, 11);
+      },
+      {"MaxUnpool 'test_node'"});
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 // (interpolate_nd, computed offline), the opset-10 and Upsample rules, and errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "kernels/ref_test_util.h"
@@ -176,18 +179,140 @@ TEST(ResizeOp, ScalesNotKnownAtPlanTime) {
   }
 }
 
-TEST(ResizeOp, Errors) {
-  expect_error<UnsupportedOpError>(
+// The ONNX reference's 1-D interpolation (onnx/reference/ops/op_resize.py), written
+// out in double: x_original per coordinate mode, then linear or cubic taps on the
+// edge-clamped input, optional exclude_outside renormalization.
+double interp_1d(const std::vector<double>& d, double scale, int64_t out_len, int64_t o,
+                 const std::string& mode, const std::string& coord, double a, bool exclude,
+                 double roi0 = 0, double roi1 = 1, bool* outside = nullptr) {
+  const double n = static_cast<double>(d.size()), len = scale * n, x = static_cast<double>(o);
+  double xo = 0;
+  if (coord == "half_pixel") xo = (x + 0.5) / scale - 0.5;
+  if (coord == "asymmetric") xo = x / scale;
+  if (coord == "align_corners") xo = len == 1 ? 0 : x * (n - 1) / (len - 1);
+  if (coord == "tf_crop_and_resize") {
+    xo = out_len == 1 ? (roi1 - roi0) * (n - 1) / 2 : x * (roi1 - roi0) * (n - 1) / (out_len - 1);
+    xo += roi0 * (n - 1);
+    if (outside) *outside = xo < 0 || xo > n - 1;
+  }
+  const double f = std::floor(xo), t = xo - f;
+  auto at = [&](double i) { return d[static_cast<size_t>(std::clamp(i, 0.0, n - 1))]; };
+  if (mode == "linear") return (1 - t) * at(f) + t * at(f + 1);
+  auto w = [a](double s) {
+    s = std::fabs(s);
+    return s <= 1 ? ((a + 2) * s - (a + 3)) * s * s + 1 : ((a * s - 5 * a) * s + 8 * a) * s - 4 * a;
+  };
+  double sum = 0, wsum = 0;
+  for (int k = -1; k <= 2; ++k) {
+    double wk = w(t - k);
+    if (exclude && (f + k < 0 || f + k > n - 1)) wk = 0;
+    sum += wk * at(f + k);
+    wsum += wk;
+  }
+  return exclude ? sum / wsum : sum;
+}
+
+TEST(ResizeOp, CubicAndLinearAgainstOnnxReference2d) {
+  // 2-D separable reference on a random [1, 1, 5, 6] input; scales up and down.
+  const Tensor x = test::random_tensor<float>({1, 1, 5, 6}, 77);
+  const auto xv = x.to_float_vector();
+  for (const char* mode : {"linear", "cubic"}) {
+    for (const char* coord : {"half_pixel", "asymmetric", "align_corners"}) {
+      for (float s : {0.6f, 1.7f}) {
+        for (bool exclude : {false, true}) {
+          for (float a : {-0.75f, -0.5f}) {
+            const AttrMap attrs = AttrMap()
+                                      .s("mode", mode)
+                                      .s("coordinate_transformation_mode", coord)
+                                      .f("cubic_coeff_a", a)
+                                      .i("exclude_outside", exclude ? 1 : 0);
+            const Tensor y = resize_scales(attrs, x, {1, 1, s, s});
+            const int64_t oh = static_cast<int64_t>(std::floor(5 * s));
+            const int64_t ow = static_cast<int64_t>(std::floor(6 * s));
+            ASSERT_EQ(y.shape(), (Shape{1, 1, oh, ow}));
+            std::vector<float> want;
+            for (int64_t i = 0; i < oh; ++i) {
+              for (int64_t j = 0; j < ow; ++j) {
+                std::vector<double> col;
+                for (int r = 0; r < 5; ++r) {
+                  std::vector<double> row(xv.begin() + r * 6, xv.begin() + r * 6 + 6);
+                  col.push_back(interp_1d(row, s, ow, j, mode, coord, a, exclude));
+                }
+                want.push_back(
+                    static_cast<float>(interp_1d(col, s, oh, i, mode, coord, a, exclude)));
+              }
+            }
+            test::expect_near_all(y.to_float_vector(), want, 1e-5f, 1e-4f,
+                                  std::string(mode) + " " + coord);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ResizeOp, AlignCornersUsesScaledLengthAndLinearResizesAnyDim) {
+  // ONNX test_resize_downsample_scales_linear_align_corners: 2x4 * 0.6 -> 1x2.
+  EXPECT_EQ(resize_scales(
+                AttrMap().s("mode", "linear").s("coordinate_transformation_mode", "align_corners"),
+                k2x4, {1, 1, 0.6f, 0.6f})
+                .shape(),
+            (Shape{1, 1, 1, 2}));
+  test::expect_near_all(
+      resize_scales(
+          AttrMap().s("mode", "linear").s("coordinate_transformation_mode", "align_corners"), k2x4,
+          {1, 1, 0.6f, 0.6f})
+          .to_float_vector(),
+      {1.0f, 3.142857f}, 1e-5f);
+  // Linear along the channel dim: [1, 2, 1, 1] -> [1, 4, 1, 1], asymmetric: 1, 1.5, 2, 2.
+  const Tensor c = Tensor::from_vector({1, 2}, {1, 2, 1, 1});
+  test::expect_near_all(
+      resize_scales(AttrMap().s("mode", "linear").s("coordinate_transformation_mode", "asymmetric"),
+                    c, {1, 2, 1, 1})
+          .to_float_vector(),
+      {1.0f, 1.5f, 2.0f, 2.0f}, 1e-6f);
+}
+
+TEST(ResizeOp, TfCropAndResize) {
+  // roi crops [0.4, 0.6] x [0.6, 0.8] of a 4x4 image into 3x3 (ONNX's example), and a roi
+  // reaching outside gives extrapolation_value there.
+  const Tensor roi = Tensor::from_vector({0, 0, 0.4f, 0.6f, 1, 1, 0.6f, 0.8f}, {8});
+  const AttrMap attrs =
+      AttrMap().s("mode", "linear").s("coordinate_transformation_mode", "tf_crop_and_resize");
+  const Tensor y = run_op("Resize", attrs, {k4x4, roi, Tensor(), sizes({1, 1, 3, 3})})[0];
+  test::expect_near_all(y.to_float_vector(),
+                        {7.6f, 7.9f, 8.2f, 8.8f, 9.1f, 9.4f, 10.0f, 10.3f, 10.6f}, 1e-5f, 1e-5f);
+  const Tensor roi2 = Tensor::from_vector({0, 0, -0.5f, 0, 1, 1, 1, 1}, {8});
+  const Tensor y2 = run_op("Resize", AttrMap(attrs).f("extrapolation_value", -9.0f),
+                           {k4x4, roi2, Tensor(), sizes({1, 1, 4, 2})})[0];
+  // Rows at x_original = -1.5, -0.5 are outside; rows 0.5, 1.5... inside.
+  const auto v = y2.to_float_vector();
+  const std::vector<double> col0 = {1, 5, 9, 13};
+  for (int i = 0; i < 4; ++i) {
+    bool out = false;
+    const double want =
+        interp_1d(col0, 1.0, 4, i, "linear", "tf_crop_and_resize", 0, false, -0.5, 1.0, &out);
+    EXPECT_NEAR(v[i * 2], out ? -9.0 : want, 1e-5) << i;
+  }
+  expect_error<ModelError>(
       [&] {
-        run_op("Resize", AttrMap().s("mode", "cubic"), {k2x2, Tensor(), scales({1, 1, 2, 2})});
+        run_op("Resize", attrs, {k4x4, Tensor(), Tensor(), sizes({1, 1, 3, 3})});
       },
-      {"Resize 'test_node': mode 'cubic' is not supported"});
+      {"Resize 'test_node'", "roi"});
+}
+
+TEST(ResizeOp, Errors) {
+  expect_error<ModelError>(
+      [&] {
+        run_op("Resize", AttrMap().s("mode", "cubic"), {k2x2, scales({1, 1, 2, 2})}, 10);
+      },
+      {"Resize 'test_node': mode 'cubic' needs Resize-11"});
   expect_error<UnsupportedOpError>(
       [&] {
-        run_op("Resize", AttrMap().s("coordinate_transformation_mode", "tf_crop_and_resize"),
+        run_op("Resize", AttrMap().s("coordinate_transformation_mode", "half_pixel_symmetric"),
                {k2x2, Tensor(), scales({1, 1, 2, 2})});
       },
-      {"'tf_crop_and_resize' is not supported"});
+      {"'half_pixel_symmetric' is not supported"});
   expect_error<ModelError>(
       [&] {
         run_op("Resize", AttrMap().s("mode", "bicubic"), {k2x2, Tensor(), scales({1, 1, 2, 2})});
@@ -214,11 +339,6 @@ TEST(ResizeOp, Errors) {
         run_op("Resize", AttrMap(), {k2x2, Tensor(), scales({1, 1, 0, 2})});
       },
       {"expected scales > 0"});
-  expect_error<UnsupportedOpError>(
-      [&] {
-        run_op("Resize", AttrMap().s("mode", "linear"), {k2x2, Tensor(), scales({1, 2, 2, 2})});
-      },
-      {"linear mode resizes only the last two dims, but dim 1 changes from 1 to 2"});
   expect_error<ModelError>(
       [&] { run_op("Upsample", AttrMap(), {k2x2}, 7); },
       {"Upsample 'test_node': required attribute 'scales' (FLOATS) is missing"});

@@ -62,6 +62,41 @@ TEST(SoftmaxOp, Opset13MiddleAxisAndLogSoftmax) {
   test::expect_near_all(y.to_float_vector(), logs, 1e-6f);
 }
 
+TEST(HardmaxOp, FirstMaxPerRowBothOpsetSemantics) {
+  // [2, 3, 4] random with ties forced: opset 13 per axis, opset 11 coerced to 2-D.
+  Tensor x = test::random_tensor<float>({2, 3, 4}, 5);
+  x.data<float>()[1] = x.data<float>()[2] = 10.0f;  // a tie: the first one wins
+  const auto xv = x.to_float_vector();
+  auto hard = [&](int64_t outer, int64_t len, int64_t inner) {
+    std::vector<float> y(xv.size(), 0.0f);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t best = 0;
+        for (int64_t j = 1; j < len; ++j)
+          if (xv[(o * len + j) * inner + i] > xv[(o * len + best) * inner + i]) best = j;
+        y[(o * len + best) * inner + i] = 1.0f;
+      }
+    return y;
+  };
+  for (int axis = -3; axis < 3; ++axis) {
+    const int a = axis < 0 ? axis + 3 : axis;
+    const int64_t dims[3] = {2, 3, 4};
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < a; ++d) outer *= dims[d];
+    for (int d = a + 1; d < 3; ++d) inner *= dims[d];
+    EXPECT_EQ(run_op("Hardmax", AttrMap().i("axis", axis), {x}, 13)[0].to_float_vector(),
+              hard(outer, dims[a], inner))
+        << axis;
+    EXPECT_EQ(run_op("Hardmax", AttrMap().i("axis", axis), {x}, 11)[0].to_float_vector(),
+              hard(outer, 24 / outer, 1))
+        << axis;
+  }
+  EXPECT_EQ(run_op("Hardmax", AttrMap(), {x}, 13)[0].to_float_vector(), hard(6, 4, 1));
+  EXPECT_EQ(run_op("Hardmax", AttrMap(), {x}, 1)[0].to_float_vector(), hard(2, 12, 1));
+  expect_error<ShapeError>([&] { run_op("Hardmax", AttrMap().i("axis", 3), {x}, 13); },
+                           {"Hardmax 'test_node'", "axis"});
+}
+
 TEST(SoftmaxOp, Errors) {
   const Tensor x = test::iota_tensor({2, 3});
   expect_error<ShapeError>([&] { run_op("Softmax", AttrMap().i("axis", 2), {x}, 13); },

@@ -1,4 +1,5 @@
-// Reference batch normalization (inference), float32. ONNX BatchNormalization-7/9/14/15.
+// Reference batch normalization (and training-mode batch statistics), float32. ONNX
+// BatchNormalization-7/9/14/15.
 #pragma once
 
 #include <cstdint>
@@ -18,5 +19,9 @@ struct BatchNormParams {
 /// mean, var: [channels]. x and y may be the same buffer.
 void f32_batch_norm(const BatchNormParams& p, const float* x, const float* scale, const float* bias,
                     const float* mean, const float* var, float* y);
+
+/// Per-channel statistics of x [batch, channels, inner] for training mode: mean[c] and the
+/// biased (population) variance var[c] over batch and inner, accumulated in double.
+void f32_batch_stats(const BatchNormParams& p, const float* x, float* mean, float* var);
 
 }  // namespace tern::kernels::ref

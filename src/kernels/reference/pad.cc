@@ -1,6 +1,8 @@
 #include "kernels/reference/pad.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 namespace tern::kernels::ref {
 
@@ -27,7 +29,11 @@ int64_t pad_source_index(int64_t o, int64_t in, int64_t pad_begin, int64_t pad_e
   return -1;
 }
 
-void f32_pad(const PadParams& p, const float* x, float* y, int64_t row_begin, int64_t row_end) {
+namespace {
+
+// The padding of f32_pad / pad_any for elements of type T (copied bit for bit).
+template <typename T>
+void pad_rows(const PadParams& p, const T* x, T* y, T value, int64_t row_begin, int64_t row_end) {
   const int last = p.rank - 1;
   const int64_t in_w = p.in_shape[last];
   const int64_t pb_w = p.pad_begin[last];
@@ -39,7 +45,7 @@ void f32_pad(const PadParams& p, const float* x, float* y, int64_t row_begin, in
   const int64_t n_w = std::max<int64_t>(0, in_w - lo_w - std::max<int64_t>(0, -pe_w));
 
   for (int64_t r = row_begin; r < row_end; ++r) {
-    float* yrow = y + r * out_w;
+    T* yrow = y + r * out_w;
     // Source row: decompose r into output indices (last leading dim first).
     int64_t rem = r;
     int64_t in_off = 0;
@@ -58,19 +64,48 @@ void f32_pad(const PadParams& p, const float* x, float* y, int64_t row_begin, in
       in_stride *= p.in_shape[d];
     }
     if (fill) {
-      std::fill(yrow, yrow + out_w, p.value);
+      std::fill(yrow, yrow + out_w, value);
       continue;
     }
-    const float* xrow = x + in_off;
+    const T* xrow = x + in_off;
     for (int64_t o = 0; o < lead_w; ++o) {
       const int64_t i = pad_source_index(o, in_w, pb_w, pe_w, p.mode);
-      yrow[o] = i < 0 ? p.value : xrow[i];
+      yrow[o] = i < 0 ? value : xrow[i];
     }
     std::copy(xrow + lo_w, xrow + lo_w + n_w, yrow + lead_w);
     for (int64_t o = lead_w + n_w; o < out_w; ++o) {
       const int64_t i = pad_source_index(o, in_w, pb_w, pe_w, p.mode);
-      yrow[o] = i < 0 ? p.value : xrow[i];
+      yrow[o] = i < 0 ? value : xrow[i];
     }
+  }
+}
+
+}  // namespace
+
+void f32_pad(const PadParams& p, const float* x, float* y, int64_t row_begin, int64_t row_end) {
+  pad_rows<float>(p, x, y, p.value, row_begin, row_end);
+}
+
+void pad_any(const PadParams& p, int elem_size, const void* x, void* y, const void* value,
+             int64_t row_begin, int64_t row_end) {
+  auto go = [&]<typename T>() {
+    T v;
+    std::memcpy(&v, value, sizeof(T));
+    pad_rows<T>(p, static_cast<const T*>(x), static_cast<T*>(y), v, row_begin, row_end);
+  };
+  switch (elem_size) {
+    case 1:
+      go.template operator()<uint8_t>();
+      break;
+    case 2:
+      go.template operator()<uint16_t>();
+      break;
+    case 4:
+      go.template operator()<uint32_t>();
+      break;
+    default:
+      go.template operator()<uint64_t>();
+      break;
   }
 }
 

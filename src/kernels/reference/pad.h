@@ -1,4 +1,4 @@
-// Reference padding, float32. ONNX Pad-2/11/13.
+// Reference padding, float32 and (bitwise) any dtype. ONNX Pad-2/11/13.
 #pragma once
 
 #include <cstdint>
@@ -33,5 +33,10 @@ int64_t pad_source_index(int64_t o, int64_t in, int64_t pad_begin, int64_t pad_e
 /// Writes output rows [row_begin, row_end) of y (a row is a line along the last dim;
 /// rows = product of the output dims but the last, 1 for rank 1).
 void f32_pad(const PadParams& p, const float* x, float* y, int64_t row_begin, int64_t row_end);
+
+/// f32_pad for any dtype: elements of elem_size bytes (1, 2, 4 or 8) copied bit for bit;
+/// `value` points at one element (the constant fill; p.value is ignored).
+void pad_any(const PadParams& p, int elem_size, const void* x, void* y, const void* value,
+             int64_t row_begin, int64_t row_end);
 
 }  // namespace tern::kernels::ref

@@ -1,6 +1,7 @@
 #include "kernels/reference/pool.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 namespace tern::kernels::ref {
@@ -54,6 +55,63 @@ void f32_max_pool(const PoolParams& p, const float* x, float* y, int64_t plane_b
         });
   }
 }
+
+template <typename T>
+void max_pool_with_indices(const PoolParams& p, const T* x, T* y, int64_t* indices,
+                           int64_t plane_begin, int64_t plane_end, bool column_major) {
+  const int64_t in_plane = p.in.size();
+  const int64_t out_plane = p.out.size();
+  for (int64_t c = plane_begin; c < plane_end; ++c) {
+    const T* xc = x + c * in_plane;
+    for (int64_t od = 0; od < p.out.d; ++od) {
+      for (int64_t oh = 0; oh < p.out.h; ++oh) {
+        for (int64_t ow = 0; ow < p.out.w; ++ow) {
+          T best = std::numeric_limits<T>::lowest();
+          if constexpr (std::numeric_limits<T>::has_infinity) {
+            best = -std::numeric_limits<T>::infinity();
+          }
+          int64_t best_d = -1, best_h = 0, best_w = 0;
+          for (int64_t kd = 0; kd < p.kernel.d; ++kd) {
+            const int64_t id = od * p.stride.d - p.pad_begin.d + kd * p.dilation.d;
+            if (id < 0 || id >= p.in.d) continue;
+            for (int64_t kh = 0; kh < p.kernel.h; ++kh) {
+              const int64_t ih = oh * p.stride.h - p.pad_begin.h + kh * p.dilation.h;
+              if (ih < 0 || ih >= p.in.h) continue;
+              for (int64_t kw = 0; kw < p.kernel.w; ++kw) {
+                const int64_t iw = ow * p.stride.w - p.pad_begin.w + kw * p.dilation.w;
+                if (iw < 0 || iw >= p.in.w) continue;
+                const T v = xc[(id * p.in.h + ih) * p.in.w + iw];
+                if (best_d < 0 || v > best) {
+                  best = v;
+                  best_d = id;
+                  best_h = ih;
+                  best_w = iw;
+                }
+              }
+            }
+          }
+          const int64_t o = c * out_plane + (od * p.out.h + oh) * p.out.w + ow;
+          y[o] = best;
+          if (indices) {
+            indices[o] = best_d < 0 ? -1
+                         : column_major
+                             ? c * in_plane + (best_w * p.in.h + best_h) * p.in.d + best_d
+                             : c * in_plane + (best_d * p.in.h + best_h) * p.in.w + best_w;
+          }
+        }
+      }
+    }
+  }
+}
+
+template void max_pool_with_indices<float>(const PoolParams&, const float*, float*, int64_t*,
+                                           int64_t, int64_t, bool);
+template void max_pool_with_indices<double>(const PoolParams&, const double*, double*, int64_t*,
+                                            int64_t, int64_t, bool);
+template void max_pool_with_indices<int8_t>(const PoolParams&, const int8_t*, int8_t*, int64_t*,
+                                            int64_t, int64_t, bool);
+template void max_pool_with_indices<uint8_t>(const PoolParams&, const uint8_t*, uint8_t*, int64_t*,
+                                             int64_t, int64_t, bool);
 
 void f32_average_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,
                       int64_t plane_end) {

@@ -31,6 +31,16 @@ struct PoolParams {
 void f32_max_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,
                   int64_t plane_end);
 
+/// Max pooling with the position of each max (MaxPool's Indices output), any ordered T
+/// (instantiated for float, double, int8_t, uint8_t); same layouts as f32_max_pool.
+/// indices (may be null) gets, per output, the flat index of the first tap holding the max
+/// in x including the plane offset: plane * in.size() + (d * in.h + h) * in.w + w, or with
+/// column_major (storage_order = 1) plane * in.size() + (w * in.h + h) * in.d + d. A
+/// window with no tap inside the input gives the lowest T and index -1.
+template <typename T>
+void max_pool_with_indices(const PoolParams& p, const T* x, T* y, int64_t* indices,
+                           int64_t plane_begin, int64_t plane_end, bool column_major);
+
 /// Mean over each window (divisor as count_include_pad says), planes
 /// [plane_begin, plane_end), same layouts as f32_max_pool.
 void f32_average_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,

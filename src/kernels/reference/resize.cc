@@ -97,4 +97,32 @@ void f32_resize_bilinear(const ResizeBilinearParams& p, const float* x, float* y
   }
 }
 
+void f32_resize_axis(const float* x, float* y, int64_t outer, int64_t in_len, int64_t out_len,
+                     int64_t inner, const ResizeTaps* taps) {
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* xo = x + o * in_len * inner;
+    float* yo = y + o * out_len * inner;
+    for (int64_t j = 0; j < out_len; ++j) {
+      const ResizeTaps& t = taps[j];
+      float* yj = yo + j * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        float acc = 0.0f;
+        for (int k = 0; k < t.n; ++k) acc += t.weight[k] * xo[t.index[k] * inner + i];
+        yj[i] = acc;
+      }
+    }
+  }
+}
+
+void resize_cubic_weights(double t, double a, double w[4]) {
+  // Keys' kernel: |s| <= 1: (a+2)|s|^3 - (a+3)|s|^2 + 1; 1 < |s| < 2: a|s|^3 - 5a|s|^2 +
+  // 8a|s| - 4a. The four distances are 1 + t, t, 1 - t, 2 - t.
+  auto near = [a](double s) { return ((a + 2.0) * s - (a + 3.0)) * s * s + 1.0; };
+  auto far = [a](double s) { return ((a * s - 5.0 * a) * s + 8.0 * a) * s - 4.0 * a; };
+  w[0] = far(1.0 + t);
+  w[1] = near(t);
+  w[2] = near(1.0 - t);
+  w[3] = far(2.0 - t);
+}
+
 }  // namespace tern::kernels::ref

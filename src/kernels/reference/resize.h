@@ -73,4 +73,22 @@ struct ResizeBilinearParams {
 void f32_resize_bilinear(const ResizeBilinearParams& p, const float* x, float* y, int64_t row_begin,
                          int64_t row_end);
 
+/// Up to 4 weighted input indices along one dim (nearest: 1, linear: 2, cubic: 4) for one
+/// output index of the separable resize.
+struct ResizeTaps {
+  int n = 0;
+  int64_t index[4] = {};
+  float weight[4] = {};
+};
+
+/// One separable resize step along the middle dim of x [outer, in_len, inner] into
+/// y [outer, out_len, inner] (both contiguous): y[o, j, i] = sum_k taps[j].weight[k] *
+/// x[o, taps[j].index[k], i]. Indices must lie in [0, in_len).
+void f32_resize_axis(const float* x, float* y, int64_t outer, int64_t in_len, int64_t out_len,
+                     int64_t inner, const ResizeTaps* taps);
+
+/// The cubic convolution weights (Keys, coefficient a: -0.75 as PyTorch, -0.5 as
+/// TensorFlow) of the 4 inputs at floor(x) - 1 .. floor(x) + 2, where t = x - floor(x).
+void resize_cubic_weights(double t, double a, double w[4]);
+
 }  // namespace tern::kernels::ref

@@ -32,4 +32,19 @@ void f32_softmax(const float* x, float* y, int64_t outer_begin, int64_t outer_en
   }
 }
 
+void f32_hardmax(const float* x, float* y, int64_t outer_begin, int64_t outer_end, int64_t axis_len,
+                 int64_t inner) {
+  for (int64_t o = outer_begin; o < outer_end; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const float* xs = x + o * axis_len * inner + i;
+      float* ys = y + o * axis_len * inner + i;
+      int64_t best = 0;
+      for (int64_t j = 1; j < axis_len; ++j) {
+        if (xs[j * inner] > xs[best * inner]) best = j;
+      }
+      for (int64_t j = 0; j < axis_len; ++j) ys[j * inner] = j == best ? 1.0f : 0.0f;
+    }
+  }
+}
+
 }  // namespace tern::kernels::ref

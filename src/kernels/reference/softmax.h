@@ -14,4 +14,10 @@ namespace tern::kernels::ref {
 void f32_softmax(const float* x, float* y, int64_t outer_begin, int64_t outer_end, int64_t axis_len,
                  int64_t inner, bool log);
 
+/// Hardmax of x viewed as [outer, axis_len, inner] along the middle dim: y = 1 at the first
+/// index holding the maximum (a later NaN never wins), 0 elsewhere; outer indices
+/// [outer_begin, outer_end) only. x and y must not overlap.
+void f32_hardmax(const float* x, float* y, int64_t outer_begin, int64_t outer_end, int64_t axis_len,
+                 int64_t inner);
+
 }  // namespace tern::kernels::ref
