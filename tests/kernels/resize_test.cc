@@ -1,5 +1,5 @@
 // Reference resize (kernels/reference/resize.h): coordinate transforms, nearest rounding
-// and linear taps on hand-checked values; the gather kernels against naive loops.
+// on hand-checked values; the gather kernels against naive loops.
 #include "kernels/reference/resize.h"
 
 #include <gtest/gtest.h>
@@ -50,70 +50,6 @@ TEST(RefResize, NearestRounding) {
   EXPECT_EQ(resize_nearest_index(N::kRoundPreferFloor, -0.75f, 2.0f, 4), 0);
   EXPECT_EQ(resize_nearest_index(N::kCeil, 3.2f, 2.0f, 4), 3);
   EXPECT_EQ(resize_nearest_index(N::kRoundPreferFloor, 9.0f, 2.0f, 4), 3);
-}
-
-TEST(RefResize, LinearTaps) {
-  LinearTap t = resize_linear_tap(0.75f, 2);
-  EXPECT_EQ(t.i0, 0);
-  EXPECT_EQ(t.i1, 1);
-  EXPECT_FLOAT_EQ(t.lambda, 0.75f);
-  t = resize_linear_tap(-0.25f, 2);  // clamped to 0: the edge repeats
-  EXPECT_EQ(t.i0, 0);
-  EXPECT_FLOAT_EQ(t.lambda, 0.0f);
-  t = resize_linear_tap(1.25f, 2);  // clamped to 1
-  EXPECT_EQ(t.i0, 1);
-  EXPECT_EQ(t.i1, 1);
-  EXPECT_FLOAT_EQ(t.lambda, 0.0f);
-  t = resize_linear_tap(0.0f, 1);  // a dim of length 1
-  EXPECT_EQ(t.i0, 0);
-  EXPECT_EQ(t.i1, 0);
-}
-
-TEST(RefResize, BilinearHandHalfPixelUpsample) {
-  // [[1 2] [3 4]] upsampled x2 with half_pixel (ONNX test resize_upsample_scales_linear).
-  std::vector<LinearTap> taps(4);
-  for (int o = 0; o < 4; ++o) {
-    taps[o] = resize_linear_tap(resize_source_coord(M::kHalfPixel, o, 2.0f, 2, 4), 2);
-  }
-  ResizeBilinearParams p;
-  p.planes = 1;
-  p.in_h = p.in_w = 2;
-  p.out_h = p.out_w = 4;
-  p.taps_h = p.taps_w = taps.data();
-  const std::vector<float> x = {1, 2, 3, 4};
-  std::vector<float> y(16, -777.0f);
-  f32_resize_bilinear(p, x.data(), y.data(), 0, 4);
-  EXPECT_EQ(y, (std::vector<float>{1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f,
-                                   3.5f, 3, 3.25f, 3.75f, 4}));
-}
-
-TEST(RefResize, BilinearPlanesAndRowRangesAgainstNaive) {
-  // 3 planes of 5x7 -> 4x9 with arbitrary taps; rows computed in two ranges.
-  const int64_t planes = 3, ih = 5, iw = 7, oh = 4, ow = 9;
-  std::vector<LinearTap> th(oh), tw(ow);
-  for (int o = 0; o < oh; ++o) {
-    th[o] = resize_linear_tap(resize_source_coord(M::kAlignCorners, o, 0.8f, ih, oh), ih);
-  }
-  for (int o = 0; o < ow; ++o) {
-    tw[o] = resize_linear_tap(resize_source_coord(M::kHalfPixel, o, 9.0f / 7, iw, ow), iw);
-  }
-  ResizeBilinearParams p{planes, ih, iw, oh, ow, th.data(), tw.data()};
-  const auto x = test::random_floats(planes * ih * iw, 3);
-  std::vector<float> y(planes * oh * ow, -777.0f);
-  f32_resize_bilinear(p, x.data(), y.data(), 0, 5);
-  f32_resize_bilinear(p, x.data(), y.data(), 5, planes * oh);
-  std::vector<float> expected;
-  for (int64_t c = 0; c < planes; ++c)
-    for (int64_t i = 0; i < oh; ++i)
-      for (int64_t j = 0; j < ow; ++j) {
-        auto at = [&](int64_t r, int64_t q) { return x[(c * ih + r) * iw + q]; };
-        const float top =
-            at(th[i].i0, tw[j].i0) * (1 - tw[j].lambda) + at(th[i].i0, tw[j].i1) * tw[j].lambda;
-        const float bottom =
-            at(th[i].i1, tw[j].i0) * (1 - tw[j].lambda) + at(th[i].i1, tw[j].i1) * tw[j].lambda;
-        expected.push_back(top * (1 - th[i].lambda) + bottom * th[i].lambda);
-      }
-  test::expect_near_all(y, expected, 1e-6f);
 }
 
 TEST(RefResize, NearestGatherAgainstNaive) {

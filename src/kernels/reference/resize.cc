@@ -46,15 +46,6 @@ int64_t resize_nearest_index(ResizeNearestMode mode, float x_original, float sca
   return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
 }
 
-LinearTap resize_linear_tap(float x_original, int64_t in) {
-  const float x = std::clamp(x_original, 0.0f, static_cast<float>(in - 1));
-  LinearTap t;
-  t.i0 = std::min<int64_t>(static_cast<int64_t>(x), in - 1);
-  t.i1 = std::min<int64_t>(t.i0 + 1, in - 1);
-  t.lambda = x - static_cast<float>(t.i0);
-  return t;
-}
-
 void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
                         int64_t row_end) {
   const int last = p.rank - 1;
@@ -74,26 +65,6 @@ void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, 
     const float* xrow = x + in_off;
     float* yrow = y + r * out_w;
     for (int64_t ow = 0; ow < out_w; ++ow) yrow[ow] = xrow[index_w[ow]];
-  }
-}
-
-void f32_resize_bilinear(const ResizeBilinearParams& p, const float* x, float* y, int64_t row_begin,
-                         int64_t row_end) {
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const int64_t plane = r / p.out_h;
-    const LinearTap& th = p.taps_h[r % p.out_h];
-    const float* x0 = x + (plane * p.in_h + th.i0) * p.in_w;
-    const float* x1 = x + (plane * p.in_h + th.i1) * p.in_w;
-    const float wh1 = th.lambda;
-    const float wh0 = 1.0f - wh1;
-    float* yrow = y + r * p.out_w;
-    for (int64_t ow = 0; ow < p.out_w; ++ow) {
-      const LinearTap& tw = p.taps_w[ow];
-      const float ww1 = tw.lambda;
-      const float ww0 = 1.0f - ww1;
-      yrow[ow] =
-          wh0 * (ww0 * x0[tw.i0] + ww1 * x0[tw.i1]) + wh1 * (ww0 * x1[tw.i0] + ww1 * x1[tw.i1]);
-    }
   }
 }
 

@@ -1,4 +1,5 @@
-// Reference resize (nearest and bilinear), float32. ONNX Resize-10/11/13, Upsample-7/9.
+// Reference resize (nearest, and separable linear / cubic one dim at a time), float32.
+// ONNX Resize-10/11/13, Upsample-7/9.
 //
 // The op turns the resize attributes into per-dim tables (output index -> input index
 // or linear taps) with the helpers below; the kernels only gather through the tables.
@@ -31,17 +32,6 @@ float resize_source_coord(ResizeCoordMode mode, int64_t x, float scale, int64_t 
 /// The input index nearest mode reads for coordinate `x_original`, clamped to [0, in).
 int64_t resize_nearest_index(ResizeNearestMode mode, float x_original, float scale, int64_t in);
 
-/// Linear interpolation between input indices i0 and i1: (1 - lambda) * x[i0] +
-/// lambda * x[i1].
-struct LinearTap {
-  int64_t i0 = 0;
-  int64_t i1 = 0;
-  float lambda = 0.0f;
-};
-
-/// The tap for coordinate `x_original` (clamped to [0, in - 1] first, so edges repeat).
-LinearTap resize_linear_tap(float x_original, int64_t in);
-
 /// Nearest-neighbour resize of a contiguous rank-`rank` tensor. src_index[d] has
 /// out_shape[d] entries: the input index along dim d of each output index.
 struct ResizeNearestParams {
@@ -55,23 +45,6 @@ struct ResizeNearestParams {
 /// dim (rows = product of out_shape[0..rank-2]; 1 for rank 1).
 void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
                         int64_t row_end);
-
-/// Bilinear resize of the last two dims: x: [planes, in_h, in_w], y: [planes, out_h,
-/// out_w], both contiguous. taps_h: out_h taps, taps_w: out_w taps.
-struct ResizeBilinearParams {
-  int64_t planes = 0;
-  int64_t in_h = 1;
-  int64_t in_w = 1;
-  int64_t out_h = 1;
-  int64_t out_w = 1;
-  const LinearTap* taps_h = nullptr;
-  const LinearTap* taps_w = nullptr;
-};
-
-/// Writes output rows [row_begin, row_end) of y (rows = planes * out_h):
-/// y = (1-lh)(1-lw) x[h0,w0] + (1-lh) lw x[h0,w1] + lh (1-lw) x[h1,w0] + lh lw x[h1,w1].
-void f32_resize_bilinear(const ResizeBilinearParams& p, const float* x, float* y, int64_t row_begin,
-                         int64_t row_end);
 
 /// Up to 4 weighted input indices along one dim (nearest: 1, linear: 2, cubic: 4) for one
 /// output index of the separable resize.
