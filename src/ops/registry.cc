@@ -16,10 +16,17 @@ void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax
 void register_resize(OpRegistry& r);          // Resize, Upsample
 void register_pad(OpRegistry& r);             // Pad
 void register_unary(OpRegistry& r);           // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
-                                              // Tanh, Exp, Log, Sqrt, Neg, Abs
+                                              // Tanh, Exp, Log, Sqrt, Neg, Abs, Sign, Erf, Elu,
+                                              // Selu, Celu, Softplus, Softsign, ThresholdedRelu,
+                                              // Reciprocal, Floor, Ceil, Round, Sin, Cos, Tan,
+                                              // Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh,
+                                              // Atanh, Shrink, IsNaN, IsInf
 void register_clip(OpRegistry& r);            // Clip
-void register_binary(OpRegistry& r);          // Add, Sub, Mul, Div, Pow, PRelu
-void register_variadic(OpRegistry& r);        // Max, Min, Sum
+void register_binary(OpRegistry& r);          // Add, Sub, Mul, Div, Mod, BitShift, Pow, PRelu
+void register_variadic(OpRegistry& r);        // Max, Min, Sum, Mean
+void register_compare(OpRegistry& r);         // Equal, Greater, GreaterOrEqual, Less, LessOrEqual
+void register_logical(OpRegistry& r);         // And, Or, Xor, Not
+void register_where(OpRegistry& r);           // Where
 void register_reshape(OpRegistry& r);         // Reshape, Flatten, Squeeze, Unsqueeze
 void register_transpose(OpRegistry& r);       // Transpose
 void register_concat(OpRegistry& r);          // Concat
@@ -27,7 +34,7 @@ void register_split(OpRegistry& r);           // Split
 void register_slice(OpRegistry& r);           // Slice
 void register_shape(OpRegistry& r);           // Shape
 void register_gather(OpRegistry& r);          // Gather
-void register_cast(OpRegistry& r);            // Cast
+void register_cast(OpRegistry& r);            // Cast, CastLike
 void register_constant(OpRegistry& r);        // Constant, ConstantOfShape
 void register_identity(OpRegistry& r);        // Identity, Dropout
 void register_reduce(OpRegistry& r);          // ReduceMean, ReduceMax, ReduceSum, ArgMax
@@ -51,6 +58,9 @@ OpRegistry build_registry() {
   register_clip(r);
   register_binary(r);
   register_variadic(r);
+  register_compare(r);
+  register_logical(r);
+  register_where(r);
   register_reshape(r);
   register_transpose(r);
   register_concat(r);
@@ -75,8 +85,8 @@ const OpRegistry& OpRegistry::global() {
 }
 
 void OpRegistry::add(OpSchema schema) {
-  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument,
-             "op '{}' registered twice", schema.op_type);
+  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument, "op '{}' registered twice",
+             schema.op_type);
   std::string key = schema.op_type;
   schemas_.emplace(std::move(key), std::move(schema));
 }
