@@ -5,8 +5,7 @@
 // Sin/Cos/Tan/Asin/Acos/Atan-7, Sinh/Cosh/Asinh/Acosh/Atanh-9, Shrink-9, IsNaN-13, IsInf-10.
 // Dtypes: float32, float64, float16 and bfloat16 (computed in float) for all; besides these,
 // every integer type for Abs, Sign and Shrink, the signed ones for Neg, and every integer
-// type for Relu from opset 14 (earlier Relu, Neg and Abs versions are float-only in ONNX,
-// but running them on integers is harmless, so only Relu keeps the opset rule as before).
+// type for Relu from opset 14 (Relu-14 added them; earlier Relu is float-only).
 // IsNaN and IsInf output bool. Older opsets differ only in dtypes and in the removed
 // `consumed_inputs` attribute, which is ignored.
 #include <initializer_list>
