@@ -1,13 +1,15 @@
 # Two commands for a new user on Debian 12 (see README.md):
 #   make demo   installs dependencies, builds tern and runs the face-detection demo
 #   make test   installs dependencies, builds release, asan and arm64, runs every test
-# Other targets: build (release only), check (release tests only), format, clean.
+# Other targets: build (release only), check (release tests only), conformance-report
+# (regenerates docs/conformance.md), format, clean.
 
 JOBS ?= $(shell nproc)
 CTEST = ctest --output-on-failure -j $(JOBS)
 TERN = build/release/tools/tern/tern
 
-.PHONY: demo test build check deps deps-arm64 test-release test-asan test-arm64 format clean
+.PHONY: demo test build check deps deps-arm64 test-release test-asan test-arm64 \
+        conformance-report format clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -24,6 +26,11 @@ demo: build
 
 check: build
 	cd build/release && $(CTEST)
+
+# The ONNX backend test suite (Debian's libonnx-testdata) -> docs/conformance.md. Exits
+# non-zero, after writing the report, when a case of an op tern supports fails.
+conformance-report: build
+	build/release/tests/conformance/tern_conformance --report docs/conformance.md
 
 test-release: deps
 	cmake --preset release

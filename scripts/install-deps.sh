@@ -23,6 +23,7 @@ host_pkgs=(
   libonnx-dev            # only for /usr/include/onnx/onnx.proto; tern never links libonnx
   libhwy-dev libstb-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libonnx-testdata        # ONNX backend test cases for tests/conformance (data only)
   clang-format            # `make format`
 )
 arm64_pkgs=(

@@ -33,6 +33,9 @@ enum class DType : uint8_t {
   kUint32,
   kUint64,
   kBFloat16,
+  /// std::string elements (ONNX STRING). Only Cast, CastLike and Identity accept them; a
+  /// plan that would feed strings to another op throws UnsupportedOpError.
+  kString,
 };
 
 /// An IEEE 754 binary16 element, kept as its bits (arithmetic goes through float;
@@ -45,10 +48,11 @@ struct BFloat16 {
   uint16_t bits = 0;
 };
 
-/// Bytes per element of `t` (bool is stored as one byte, 0 or 1).
+/// Bytes per element of `t` (bool is stored as one byte, 0 or 1; a string element is a
+/// std::string object, whose characters live on the heap).
 size_t dtype_size(DType t);
 /// Lower-case name: "float32", "float16", "bfloat16", "float64", "int8", "int16", "int32",
-/// "int64", "uint8", "uint16", "uint32", "uint64", "bool".
+/// "int64", "uint8", "uint16", "uint32", "uint64", "bool", "string".
 const char* dtype_name(DType t);
 /// True for float16, bfloat16, float32 and float64.
 bool is_floating(DType t);
@@ -208,6 +212,7 @@ template <> constexpr DType dtype_of<int16_t>() { return DType::kInt16; }
 template <> constexpr DType dtype_of<uint16_t>() { return DType::kUint16; }
 template <> constexpr DType dtype_of<uint32_t>() { return DType::kUint32; }
 template <> constexpr DType dtype_of<uint64_t>() { return DType::kUint64; }
+template <> constexpr DType dtype_of<std::string>() { return DType::kString; }
 template <> constexpr DType dtype_of<int8_t>() { return DType::kInt8; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::kUint8; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::kInt32; }

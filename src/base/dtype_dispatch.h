@@ -4,13 +4,15 @@
 
 #include <type_traits>
 
+#include "base/check.h"
 #include "tern/tensor.h"
 
 namespace tern {
 
 /// Calls `fn(std::type_identity<T>{})` with T the element type of `t`: float, double,
 /// Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
-/// uint64_t or bool. Returns what `fn` returns.
+/// uint64_t or bool. Returns what `fn` returns. Strings are not numbers: kString throws
+/// UnsupportedOpError (string tensors go through their own code, see DType::kString).
 template <typename Fn>
 decltype(auto) visit_dtype(DType t, Fn&& fn) {
   switch (t) {
@@ -27,6 +29,11 @@ decltype(auto) visit_dtype(DType t, Fn&& fn) {
     case DType::kUint32: return fn(std::type_identity<uint32_t>{});
     case DType::kUint64: return fn(std::type_identity<uint64_t>{});
     case DType::kBFloat16: return fn(std::type_identity<BFloat16>{});
+    case DType::kString: break;
+  }
+  if (t == DType::kString) {
+    TERN_THROW(UnsupportedOpError, "string tensors are only supported by Cast, CastLike and "
+                                   "Identity");
   }
   return fn(std::type_identity<float>{});  // unreachable: every enumerator is handled
 }

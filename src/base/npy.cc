@@ -290,7 +290,8 @@ struct FileCloser {
 
 std::string header_text(const Tensor& t) {
   TERN_CHECK(descr(t.dtype()) != nullptr, InvalidArgument,
-             ".npy has no {} dtype: cast the tensor to float32 first", dtype_name(t.dtype()));
+             "tern does not write {} tensors to .npy (bfloat16: cast to float32 first)",
+             dtype_name(t.dtype()));
   std::string shape = "(";
   for (size_t i = 0; i < t.shape().size(); ++i) {
     shape += fmt::format("{}, ", t.shape()[i]);
@@ -332,6 +333,8 @@ const char* descr(DType dtype) {
       return "<u8";
     case DType::kBFloat16:
       return nullptr;  // numpy has no bfloat16
+    case DType::kString:
+      return nullptr;  // numpy's strings are fixed-width unicode: not written by tern
   }
   return nullptr;
 }

@@ -38,7 +38,7 @@ std::string serialize(const Tensor& t);
 void write(const std::string& path, const Tensor& t);
 
 /// The descr string tern writes for `dtype` ("<f4", "|u1", ...); nullptr for bfloat16,
-/// which numpy lacks (serialize() throws InvalidArgument for it).
+/// which numpy lacks, and string (serialize() throws InvalidArgument for both).
 const char* descr(DType dtype);
 
 }  // namespace tern::npy

@@ -14,7 +14,7 @@ constexpr std::optional<DType> kByCode[] = {
     DType::kInt16,     // 5 INT16
     DType::kInt32,     // 6 INT32
     DType::kInt64,     // 7 INT64
-    std::nullopt,      // 8 STRING
+    DType::kString,    // 8 STRING
     DType::kBool,      // 9 BOOL
     DType::kFloat16,   // 10 FLOAT16
     DType::kFloat64,   // 11 DOUBLE

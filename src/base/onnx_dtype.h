@@ -10,7 +10,7 @@
 namespace tern {
 
 /// The DType of an ONNX data type code, or nullopt for a code tern has no dtype for
-/// (0 UNDEFINED, 8 STRING, 14/15 COMPLEX, unknown codes).
+/// (0 UNDEFINED, 14/15 COMPLEX, unknown codes).
 std::optional<DType> dtype_from_onnx(int64_t code);
 
 /// The ONNX data type code of `t` (1 FLOAT, 10 FLOAT16, 16 BFLOAT16, ...).

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include "base/check.h"
@@ -25,6 +26,7 @@ size_t dtype_size(DType t) {
     case DType::kUint32: return 4;
     case DType::kUint64: return 8;
     case DType::kBFloat16: return 2;
+    case DType::kString: return sizeof(std::string);
   }
   return 0;
 }
@@ -44,6 +46,7 @@ const char* dtype_name(DType t) {
     case DType::kUint32: return "uint32";
     case DType::kUint64: return "uint64";
     case DType::kBFloat16: return "bfloat16";
+    case DType::kString: return "string";
   }
   return "?";
 }
@@ -148,6 +151,8 @@ double load_as_double(const void* base, DType t, int64_t i) {
     case DType::kUint16: return static_cast<const uint16_t*>(base)[i];
     case DType::kUint32: return static_cast<const uint32_t*>(base)[i];
     case DType::kUint64: return static_cast<double>(static_cast<const uint64_t*>(base)[i]);
+    case DType::kString:
+      TERN_THROW(InvalidArgument, "a string tensor has no numeric values");
     case DType::kInt8: return static_cast<const int8_t*>(base)[i];
     case DType::kUint8: return static_cast<const uint8_t*>(base)[i];
     case DType::kInt32: return static_cast<const int32_t*>(base)[i];
@@ -161,10 +166,21 @@ double load_as_double(const void* base, DType t, int64_t i) {
 
 Tensor Tensor::empty(DType dtype, const Shape& shape) {
   const int64_t n = shape_numel(shape);
-  TERN_CHECK(n <= std::numeric_limits<int64_t>::max() / 8, ShapeError,
-             "tensor of shape {} is too large to allocate", shape_str(shape));
+  TERN_CHECK(n <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(dtype)),
+             ShapeError, "tensor of shape {} is too large to allocate", shape_str(shape));
   Tensor t;
-  t.storage_ = Storage::allocate(static_cast<size_t>(n) * dtype_size(dtype));
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
+  if (dtype == DType::kString) {
+    // Objects, not bytes: construct n empty strings, destroy them with the storage.
+    std::shared_ptr<Storage> raw = Storage::allocate(bytes);
+    void* p = raw->data();
+    for (int64_t i = 0; i < n; ++i) new (static_cast<std::string*>(p) + i) std::string();
+    t.storage_ = Storage::wrap(p, bytes, [raw, n](void* q) {
+      for (int64_t i = 0; i < n; ++i) std::destroy_at(static_cast<std::string*>(q) + i);
+    });
+  } else {
+    t.storage_ = Storage::allocate(bytes);
+  }
   t.dtype_ = dtype;
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
@@ -173,6 +189,7 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
 
 Tensor Tensor::zeros(DType dtype, const Shape& shape) {
   Tensor t = empty(dtype, shape);
+  if (dtype == DType::kString) return t;  // already empty strings
   std::memset(t.storage_->data(), 0, t.nbytes());
   return t;
 }
@@ -334,6 +351,15 @@ void Tensor::copy_from(const Tensor& src) {
   TERN_CHECK(src.dtype_ == dtype_ && src.shape_ == shape_, InvalidArgument,
              "copy_from: expected a {} tensor of shape {}, but got {} of shape {}",
              dtype_name(dtype_), shape_str(shape_), dtype_name(src.dtype_), shape_str(src.shape_));
+  if (dtype_ == DType::kString) {  // objects: assign element by element, never memcpy
+    std::vector<int64_t> dst_offsets;
+    for_each_offset(shape_, strides_, 0, [&](int64_t o) { dst_offsets.push_back(o); });
+    const auto* s = static_cast<const std::string*>(src.raw_data());
+    auto* d = static_cast<std::string*>(raw_data());
+    size_t i = 0;
+    for_each_offset(src.shape_, src.strides_, 0, [&](int64_t o) { d[dst_offsets[i++]] = s[o]; });
+    return;
+  }
   const size_t es = dtype_size(dtype_);
   if (is_contiguous() && src.is_contiguous()) {
     std::memmove(raw_data(), src.raw_data(), nbytes());

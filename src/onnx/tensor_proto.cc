@@ -21,8 +21,9 @@ using ::onnx::TensorProto;
 // The typed repeated field that holds a dtype's values when raw_data is not used
 // (onnx.proto: float16, int8, uint8, int32 and bool go to int32_data).
 // (onnx.proto: float16, bfloat16, the integers up to 32 bits and bool go to int32_data;
-// uint32 and uint64 to uint64_data; double to double_data).
-enum class Field { kFloat, kInt32, kInt64, kDouble, kUint64 };
+// uint32 and uint64 to uint64_data; double to double_data; strings to string_data, which
+// is their only place: a string tensor has no raw_data).
+enum class Field { kFloat, kInt32, kInt64, kDouble, kUint64, kString };
 
 Field field_for(DType d) {
   switch (d) {
@@ -35,6 +36,8 @@ Field field_for(DType d) {
     case DType::kUint32:
     case DType::kUint64:
       return Field::kUint64;
+    case DType::kString:
+      return Field::kString;
     default:
       return Field::kInt32;
   }
@@ -52,6 +55,8 @@ const char* field_name(Field f) {
       return "double_data";
     case Field::kUint64:
       return "uint64_data";
+    case Field::kString:
+      return "string_data";
   }
   return "?";
 }
@@ -68,6 +73,8 @@ int64_t field_count(const TensorProto& t, Field f) {
       return t.double_data_size();
     case Field::kUint64:
       return t.uint64_data_size();
+    case Field::kString:
+      return t.string_data_size();
   }
   return 0;
 }
@@ -102,8 +109,8 @@ DType to_dtype(int32_t onnx_type, const std::string& where) {
   std::string name = onnx_type_name(onnx_type);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   TERN_THROW(UnsupportedOpError,
-             "{}: dtype {} is not supported (tern supports the float, integer and bool types; "
-             "not string or complex)",
+             "{}: dtype {} is not supported (tern supports the float, integer, bool and "
+             "string types; not complex)",
              where, name);
 }
 
@@ -130,6 +137,11 @@ TensorInfo check_tensor(const TensorProto& t, const LoadLimits& limits, const st
     numel *= d;
   }
   info.bytes = numel * esize;
+  if (info.dtype == DType::kString) {
+    TERN_CHECK(!t.has_raw_data(), ModelError,
+               "{}: a string tensor keeps its values in string_data, not raw_data", where);
+    for (const std::string& v : t.string_data()) info.bytes += static_cast<int64_t>(v.size());
+  }
   TERN_CHECK(info.bytes <= limits.max_tensor_bytes, ModelError,
              "{}: dims {} of {} need {} bytes, over the limit of {} bytes per tensor "
              "(LoadLimits::max_tensor_bytes)",
@@ -213,6 +225,9 @@ Tensor decode_tensor(const TensorProto& t, const LoadLimits& limits, const std::
       break;
     case DType::kUint64:
       std::copy(t.uint64_data().begin(), t.uint64_data().end(), out.data<uint64_t>());
+      break;
+    case DType::kString:
+      std::copy(t.string_data().begin(), t.string_data().end(), out.data<std::string>());
       break;
     case DType::kUint32:
       for (int i = 0; i < t.uint64_data_size(); ++i) {

@@ -1,9 +1,9 @@
 // Cast: converts every element to the dtype `to` (an ONNX TensorProto.DataType value),
-// between every float, integer and bool type tern has (kernels::ref::cast gives the rules).
-// String and complex targets are UnsupportedOpError. CastLike: the same conversion to the
-// dtype of its second input (target_type; only its dtype is read). Sources: ONNX Cast-13,
-// CastLike-15 (the `saturate` attribute of Cast-19/CastLike-19 concerns float8 only, which
-// tern does not have, and is ignored).
+// between every float, integer and bool type tern has (kernels::ref::cast gives the rules)
+// and strings (kernels/reference/string_cast.h). Complex targets are UnsupportedOpError.
+// CastLike: the same conversion to the dtype of its second input (target_type; only its
+// dtype is read). Sources: ONNX Cast-13, CastLike-15 (the `saturate` attribute of
+// Cast-19/CastLike-19 concerns float8 only, which tern does not have, and is ignored).
 #include "base/onnx_dtype.h"
 #include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
@@ -19,12 +19,12 @@ class CastOp final : public Op {
   CastOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
     const int64_t to = attrs.require_int("to");
     const std::optional<DType> d = dtype_from_onnx(to);
-    TERN_CHECK(d.has_value() || to == 8 || to == 14 || to == 15, ModelError,
+    TERN_CHECK(d.has_value() || to == 14 || to == 15, ModelError,
                "{}: attribute 'to' is {}, which is not an ONNX data type", where(), to);
     TERN_CHECK(d.has_value(), UnsupportedOpError,
-               "{}: cast to ONNX data type {} ({}) is not supported: tern has no string or "
-               "complex tensors",
-               where(), to, to == 8 ? "string" : "complex");
+               "{}: cast to ONNX data type {} (complex) is not supported: tern has no complex "
+               "tensors",
+               where(), to);
     to_ = *d;
   }
 

@@ -4,6 +4,28 @@
 
 namespace tern::runtime {
 
+namespace {
+
+// String elements are objects (std::string), not bytes: only ops that handle them as such
+// may see them; the others would copy them bytewise.
+bool takes_strings(const std::string& op_type) {
+  return op_type == "Cast" || op_type == "CastLike" || op_type == "Identity" ||
+         op_type == "Constant";
+}
+
+void check_string_support(const ops::Op& op, const std::vector<Tensor>& inputs,
+                          const std::vector<ops::TensorType>& outputs) {
+  if (takes_strings(op.context().op_type)) return;
+  bool strings = false;
+  for (const Tensor& t : inputs) strings = strings || (t.defined() && t.dtype() == DType::kString);
+  for (const auto& t : outputs) strings = strings || t.dtype == DType::kString;
+  TERN_CHECK(!strings, UnsupportedOpError,
+             "{}: string tensors are supported only by Cast, CastLike, Identity and Constant",
+             op.where());
+}
+
+}  // namespace
+
 std::vector<Tensor> run_node(const ops::Op& op, const std::vector<Tensor>& inputs,
                              const std::vector<ops::TensorType>* types,
                              const std::vector<int>& output_values, const ops::ExecContext& ctx,
@@ -16,6 +38,7 @@ std::vector<Tensor> run_node(const ops::Op& op, const std::vector<Tensor>& input
       inferred = op.infer(infer_in);
       types = &inferred;
     }
+    check_string_support(op, inputs, *types);
     TERN_CHECK(static_cast<int>(types->size()) >= num_outputs, Error,
                "{}: inference gave {} outputs, the node has {}", op.where(), types->size(),
                num_outputs);

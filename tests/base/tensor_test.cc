@@ -186,6 +186,28 @@ TEST(TensorView, CopyFromStrided) {
   expect_error<InvalidArgument>([&] { wrong.copy_from(src); }, {"int32", "float32"});
 }
 
+TEST(Tensor, StringElementsAreObjects) {
+  EXPECT_EQ(dtype_size(DType::kString), sizeof(std::string));
+  EXPECT_STREQ(dtype_name(DType::kString), "string");
+  Tensor t = Tensor::zeros(DType::kString, {2, 3});
+  std::string* p = t.data<std::string>();
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(p[i].empty());
+    // Long enough to live on the heap: a bytewise copy would double-free (ASan catches it).
+    p[i] = std::string(40, static_cast<char>('a' + i));
+  }
+  const Tensor tr = t.transpose(0, 1);  // [[a, d], [b, e], [c, f]]
+  const Tensor c = tr.contiguous();
+  ASSERT_NE(c.raw_data(), t.raw_data());
+  const std::string* q = c.data<std::string>();
+  EXPECT_EQ(q[0], std::string(40, 'a'));
+  EXPECT_EQ(q[1], std::string(40, 'd'));
+  EXPECT_EQ(q[5], std::string(40, 'f'));
+  p[0] = "changed";  // the copy owns its strings
+  EXPECT_EQ(q[0], std::string(40, 'a'));
+  expect_error<InvalidArgument>([&] { t.to_float_vector(); }, {"string"});
+}
+
 TEST(TensorView, FromBlobIsZeroCopy) {
   std::vector<float> buf = {1, 2, 3, 4, 5, 6};
   Tensor t = Tensor::from_blob(buf.data(), DType::kFloat32, {2, 3});

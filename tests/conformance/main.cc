@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       for (const auto& dir : tern::conformance::list_cases(data, suite)) {
         if (!filter.empty() && dir.filename().string().find(filter) == std::string::npos) continue;
         CaseResult r = tern::conformance::run_case(dir, suite);
-        if (verbose || r.status == Status::kFailed) {
+        if (verbose || r.status == Status::kFailed || r.status == Status::kBadData) {
           fmt::print("{:<11} {}/{} [{}] {:.2f}s {}\n", tern::conformance::status_name(r.status),
                      suite, r.name, r.op, r.seconds, r.message);
         }
@@ -47,10 +47,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
   }
-  int counts[3] = {0, 0, 0};
+  int counts[4] = {0, 0, 0, 0};
   for (const auto& r : results) ++counts[static_cast<int>(r.status)];
-  fmt::print("{} cases: {} passed, {} failed, {} unsupported\n", results.size(), counts[0],
-             counts[1], counts[2]);
+  fmt::print("{} cases: {} passed, {} failed, {} unsupported, {} bad test data\n", results.size(),
+             counts[0], counts[1], counts[2], counts[3]);
   if (!report.empty()) {
     std::ofstream out(report, std::ios::binary);
     out << tern::conformance::markdown_report(results, data);

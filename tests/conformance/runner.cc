@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -27,6 +28,7 @@ const char* status_name(Status s) {
     case Status::kPassed: return "passed";
     case Status::kFailed: return "failed";
     case Status::kUnsupported: return "unsupported";
+    case Status::kBadData: return "bad test data";
   }
   return "?";
 }
@@ -86,6 +88,17 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, const 
   }
   const Tensor a = actual.contiguous();
   const Tensor e = expected.contiguous();
+  if (a.dtype() == DType::kString) {
+    const auto* pa = a.data<std::string>();
+    const auto* pe = e.data<std::string>();
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      if (pa[i] != pe[i]) {
+        return fmt::format("first difference at flat index {}: got \"{}\", expected \"{}\"", i,
+                           pa[i], pe[i]);
+      }
+    }
+    return "";
+  }
   return visit_dtype(a.dtype(), [&](auto tag) -> std::string {
     using T = typename decltype(tag)::type;
     const T* pa = static_cast<const T*>(a.raw_data());
@@ -159,7 +172,7 @@ std::string label_from_ops(const std::vector<std::string>& ops) {
 
 // Why tern cannot run the model at all, or "" when every op and value type is one tern
 // claims: an op type it does not register, or a graph input/output that is not a tensor
-// (sequence, optional, map).
+// (sequence, optional, map) or holds complex numbers.
 std::string unsupported_reason(const ::onnx::ModelProto& m) {
   const auto& registry = ops::OpRegistry::global();
   for (const auto& n : m.graph().node()) {
@@ -177,20 +190,35 @@ std::string unsupported_reason(const ::onnx::ModelProto& m) {
   for (const auto& v : m.graph().output()) {
     if (non_tensor(v)) return fmt::format("non-tensor output '{}'", v.name());
   }
-  // STRING (8) and the complex types (14, 15) are element types tern has no dtype for.
-  auto exotic = [](const ::onnx::ValueInfoProto& v) {
+  // The complex types (14, 15) are element types tern has no dtype for.
+  auto complex = [](const ::onnx::ValueInfoProto& v) {
     if (!v.type().has_tensor_type()) return false;
     const int t = v.type().tensor_type().elem_type();
-    return t == 8 || t == 14 || t == 15;
+    return t == 14 || t == 15;
   };
   for (const auto& v : m.graph().input()) {
-    if (exotic(v)) return fmt::format("string/complex input '{}'", v.name());
+    if (complex(v)) return fmt::format("complex input '{}'", v.name());
   }
   for (const auto& v : m.graph().output()) {
-    if (exotic(v)) return fmt::format("string/complex output '{}'", v.name());
+    if (complex(v)) return fmt::format("complex output '{}'", v.name());
   }
   return "";
 }
+
+// ONNX's test generator saves bfloat16 tensors as UINT16 (numpy has no bfloat16): read such
+// a tensor back as the bfloat16 bits it holds when the model declares bfloat16 there.
+Tensor as_declared(Tensor t, DType declared) {
+  if (declared == DType::kBFloat16 && t.dtype() == DType::kUint16) {
+    Tensor b = Tensor::empty(DType::kBFloat16, t.shape());
+    std::memcpy(b.raw_data(), t.contiguous().raw_data(), b.nbytes());
+    return b;
+  }
+  return t;
+}
+
+// "" when every input file of every data set has the static dims the model declares for
+// that input (dim_value > 0; symbolic dims match anything), else what contradicts.
+std::string data_contradiction(const fs::path& case_dir, const ::onnx::ModelProto& m);
 
 std::vector<fs::path> data_sets(const fs::path& case_dir) {
   std::vector<fs::path> sets;
@@ -226,7 +254,7 @@ std::string run_data_sets(const fs::path& case_dir, const std::string& op) {
     }
     std::vector<NamedTensor> feeds;
     for (size_t i = 0; i < in_files.size(); ++i) {
-      feeds.push_back({inputs[i].name, read_tensor(in_files[i])});
+      feeds.push_back({inputs[i].name, as_declared(read_tensor(in_files[i]), inputs[i].dtype)});
     }
     const std::vector<NamedTensor> outs = session.run(feeds);
     if (outs.size() != out_files.size()) {
@@ -234,12 +262,45 @@ std::string run_data_sets(const fs::path& case_dir, const std::string& op) {
                          out_files.size());
     }
     for (size_t i = 0; i < outs.size(); ++i) {
-      const Tensor expected = read_tensor(out_files[i]);
+      const Tensor expected =
+          as_declared(read_tensor(out_files[i]), session.outputs()[i].dtype);
       const std::string why =
           compare_tensors(outs[i].tensor, expected, tolerance_for(op, expected.dtype()));
       if (!why.empty()) {
         return fmt::format("{}: output {} '{}': {}", set.filename().string(), i, outs[i].name,
                            why);
+      }
+    }
+  }
+  return "";
+}
+
+std::string data_contradiction(const fs::path& case_dir, const ::onnx::ModelProto& m) {
+  std::set<std::string> initializers;
+  for (const auto& t : m.graph().initializer()) initializers.insert(t.name());
+  std::vector<const ::onnx::ValueInfoProto*> inputs;
+  for (const auto& v : m.graph().input()) {
+    if (!initializers.count(v.name())) inputs.push_back(&v);
+  }
+  for (const fs::path& set : data_sets(case_dir)) {
+    const std::vector<fs::path> files = numbered(set, "input");
+    for (size_t i = 0; i < files.size() && i < inputs.size(); ++i) {
+      const auto& type = inputs[i]->type();
+      if (!type.has_tensor_type() || !type.tensor_type().has_shape()) continue;
+      const auto& dims = type.tensor_type().shape().dim();
+      const Tensor t = read_tensor(files[i]);
+      bool ok = t.rank() == dims.size();
+      for (int d = 0; ok && d < dims.size(); ++d) {
+        if (dims[d].has_dim_value() && dims[d].dim_value() > 0) {
+          ok = dims[d].dim_value() == t.shape()[d];
+        }
+      }
+      if (!ok) {
+        Shape declared;
+        for (const auto& d : dims) declared.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        return fmt::format("{}/{} has shape {}, but the model declares input '{}' as {}",
+                           set.filename().string(), files[i].filename().string(),
+                           shape_str(t.shape()), inputs[i]->name(), shape_str(declared));
       }
     }
   }
@@ -269,13 +330,21 @@ CaseResult run_case(const fs::path& case_dir, const std::string& suite) {
   r.name = case_dir.filename().string();
   const auto start = std::chrono::steady_clock::now();
   std::string unsupported;
+  std::string contradiction;
   try {
     r.op = case_op_label(case_dir);
-    unsupported = unsupported_reason(read_model(case_dir / "model.onnx"));
+    const ::onnx::ModelProto model = read_model(case_dir / "model.onnx");
+    unsupported = unsupported_reason(model);
+    if (unsupported.empty()) contradiction = data_contradiction(case_dir, model);
   } catch (const std::exception& e) {
     r.op = "(unreadable)";
     r.status = Status::kFailed;
     r.message = e.what();
+    return r;
+  }
+  if (!contradiction.empty()) {
+    r.status = Status::kBadData;
+    r.message = contradiction;
     return r;
   }
   try {
@@ -322,12 +391,13 @@ std::vector<fs::path> list_cases(const fs::path& data_dir, const std::string& su
 namespace {
 
 struct Counts {
-  int passed = 0, failed = 0, unsupported = 0;
-  int total() const { return passed + failed + unsupported; }
+  int passed = 0, failed = 0, unsupported = 0, bad_data = 0;
+  int total() const { return passed + failed + unsupported + bad_data; }
   void add(Status s) {
     if (s == Status::kPassed) ++passed;
     if (s == Status::kFailed) ++failed;
     if (s == Status::kUnsupported) ++unsupported;
+    if (s == Status::kBadData) ++bad_data;
   }
 };
 
@@ -362,22 +432,26 @@ std::string markdown_report(const std::vector<CaseResult>& results, const std::s
      << "A case passes when every output of every test data set matches: same dtype and "
         "shape, floats within |got - want| <= 1e-5 + 1e-3 |want|, integers and bools exactly. "
         "A case is unsupported when its model uses an op type tern does not implement, or a "
-        "non-tensor (sequence, optional, map) or string value; the message is tern's own "
-        "error.\n\n";
-  md << "## Totals\n\n| folder | cases | passed | failed | unsupported |\n|---|---:|---:|---:|---:|\n";
+        "non-tensor (sequence, optional, map) or complex value; the message is tern's own "
+        "error. A case is bad test data when an input file's shape contradicts the static "
+        "shape its own model declares for that input (tern, like ONNX Runtime, rejects such "
+        "an input); those are listed at the end with the contradiction.\n\n";
+  md << "## Totals\n\n| folder | cases | passed | failed | unsupported | bad test data |\n"
+        "|---|---:|---:|---:|---:|---:|\n";
   for (const auto& s : suites) {
     const Counts& c = by_suite[s];
-    md << fmt::format("| {} | {} | {} | {} | {} |\n", s, c.total(), c.passed, c.failed,
-                      c.unsupported);
+    md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", s, c.total(), c.passed, c.failed,
+                      c.unsupported, c.bad_data);
   }
-  md << fmt::format("| **all** | **{}** | **{}** | **{}** | **{}** |\n\n", all.total(), all.passed,
-                    all.failed, all.unsupported);
+  md << fmt::format("| **all** | **{}** | **{}** | **{}** | **{}** | **{}** |\n\n", all.total(),
+                    all.passed, all.failed, all.unsupported, all.bad_data);
   md << "## Per op type\n\nMulti-node models are listed by their op types joined with `+`; "
         "`(expanded)` marks a case that spells an op out as a function body of simpler ops.\n\n"
-     << "| op | cases | passed | failed | unsupported |\n|---|---:|---:|---:|---:|\n";
+     << "| op | cases | passed | failed | unsupported | bad test data |\n"
+        "|---|---:|---:|---:|---:|---:|\n";
   for (const auto& [op, c] : by_op) {
-    md << fmt::format("| {} | {} | {} | {} | {} |\n", cell(op), c.total(), c.passed, c.failed,
-                      c.unsupported);
+    md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(op), c.total(), c.passed,
+                      c.failed, c.unsupported, c.bad_data);
   }
   auto list = [&](Status want, const char* title) {
     md << "\n## " << title << "\n\n";
@@ -391,6 +465,7 @@ std::string markdown_report(const std::vector<CaseResult>& results, const std::s
   };
   list(Status::kFailed, "Failed cases");
   list(Status::kUnsupported, "Unsupported cases");
+  list(Status::kBadData, "Bad test data");
   return md.str();
 }
 

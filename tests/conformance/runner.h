@@ -12,10 +12,12 @@
 
 namespace tern::conformance {
 
-/// What happened to one case.
-enum class Status { kPassed, kFailed, kUnsupported };
+/// What happened to one case. kBadData: the case contradicts itself (an input file's shape
+/// differs from the static shape its own model declares for that input), so no engine that
+/// checks input shapes can pass it; it is listed in the report, not run.
+enum class Status { kPassed, kFailed, kUnsupported, kBadData };
 
-/// "passed", "failed", "unsupported".
+/// "passed", "failed", "unsupported", "bad test data".
 const char* status_name(Status s);
 
 /// The result of one case (all of its test data sets).
@@ -46,9 +48,10 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, const 
 /// The report group of a case folder: see CaseResult::op.
 std::string case_op_label(const std::filesystem::path& case_dir);
 
-/// Runs one case folder. Never throws: errors become kFailed or kUnsupported results.
+/// Runs one case folder. Never throws: errors become kFailed, kUnsupported or kBadData.
 /// A case is kUnsupported when the model uses an op type tern does not register, or
-/// a non-tensor value type (sequence, optional, map); the message is tern's own error.
+/// a non-tensor value type (sequence, optional, map) or complex numbers; the message is
+/// tern's own error.
 CaseResult run_case(const std::filesystem::path& case_dir, const std::string& suite);
 
 /// Every case folder of `suite` under `data_dir`, sorted by name. Throws IOError when the

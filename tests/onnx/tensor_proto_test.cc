@@ -148,6 +148,18 @@ TEST(TensorProto, TypedFieldsEveryDtype) {
   u32.add_uint64_data(UINT32_MAX);
   u32.add_uint64_data(uint64_t{1} << 32);
   expect_tensor_error<ModelError>(u32, {"uint64_data[1] = 4294967296", "uint32"});
+  TensorProto str;
+  str.set_data_type(TensorProto::STRING);
+  str.add_dims(2);
+  str.add_string_data("");
+  str.add_string_data(std::string(100, 'z'));
+  const Tensor st = decode(str);
+  ASSERT_EQ(st.dtype(), DType::kString);
+  EXPECT_EQ(st.data<std::string>()[0], "");
+  EXPECT_EQ(st.data<std::string>()[1], std::string(100, 'z'));
+  onnx::LoadLimits small;
+  small.max_tensor_bytes = 2 * static_cast<int64_t>(sizeof(std::string)) + 99;
+  expect_tensor_error<ModelError>(str, {"over the limit"}, small);  // the characters count
   const Tensor b = decode(int32_tensor(TensorProto::BOOL, {1, 0, 1}));
   ASSERT_EQ(b.dtype(), DType::kBool);
   EXPECT_EQ(b.to_int64_vector(), (std::vector<int64_t>{1, 0, 1}));
@@ -256,8 +268,11 @@ TEST(TensorProto, UnsupportedAndUnknownDtypes) {
   expect_tensor_error<UnsupportedOpError>(d, {"tensor 'dbl'", "dtype complex128 is not supported"});
   TensorProto s;
   s.set_data_type(TensorProto::STRING);
+  s.add_dims(2);
   s.add_string_data("x");
-  expect_tensor_error<UnsupportedOpError>(s, {"dtype string is not supported"});
+  expect_tensor_error<ModelError>(s, {"string_data has 1 values", "need 2"});
+  s.set_raw_data("ab");
+  expect_tensor_error<ModelError>(s, {"string tensor keeps its values in string_data"});
   TensorProto u;
   u.set_data_type(0);
   expect_tensor_error<ModelError>(u, {"UNDEFINED"});

@@ -8,6 +8,7 @@
 
 #include "base/dtype_dispatch.h"
 #include "base/float16.h"
+#include "kernels/reference/string_cast.h"
 #include "kernels/reference/wrapping.h"
 
 namespace tern::kernels::ref {
@@ -586,6 +587,10 @@ TERN_POW_EXPONENTS(int64_t, TERN_POW_INSTANCE)
 // ---- cast, copy, fill -------------------------------------------------------------------
 
 void cast(int64_t n, DType from, const void* x, int64_t sx, DType to, void* y) {
+  if (to == DType::kString) return cast_to_string(n, from, x, sx, static_cast<std::string*>(y));
+  if (from == DType::kString) {
+    return cast_from_string(n, static_cast<const std::string*>(x), sx, to, y);
+  }
   visit_dtype(from, [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
     visit_dtype(to, [&](auto to_tag) {

@@ -151,7 +151,8 @@ void pow(int64_t n, const TBase* a, int64_t a_stride, const TExp* b, int64_t b_s
 ///   float -> integer truncates toward zero and saturates to the target range (NaN -> 0;
 ///   ONNX leaves out-of-range values undefined); integer -> narrower integer wraps;
 ///   anything -> bool is (x != 0) (NaN -> true); bool -> anything is 0 or 1;
-///   float16 goes through float (round to nearest even).
+///   float16 and bfloat16 go through float (round to nearest even); to and from string
+///   as kernels/reference/string_cast.h says.
 void cast(int64_t n, DType from, const void* x, int64_t x_stride, DType to, void* y);
 
 /// Copies n elements of `elem_size` bytes (1, 2, 4 or 8) from x[i * x_stride] to
