@@ -174,5 +174,17 @@ TEST(CastLike, TakesTheDtypeOfTheSecondInputWithCastRules) {
   EXPECT_EQ(h.item_as_double({1}), 1.001953125);
 }
 
+TEST(CastLike, StringTargetAndSource) {
+  // To a string target and back: the same conversions as Cast to = 8 / from string.
+  const Tensor x = f32({1.5f, -2.f, 0.1f}, {3});
+  const Tensor like_str = Tensor::empty(DType::kString, {1});
+  const Tensor s = run1("CastLike", {x, like_str}, {}, 15);
+  ASSERT_EQ(s.dtype(), DType::kString);
+  const Tensor want = run1("Cast", {x}, AttrMap().i("to", 8));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(s.data<std::string>()[i], want.data<std::string>()[i]);
+  const Tensor back = run1("CastLike", {s, Tensor::zeros(DType::kFloat32, {2})}, {}, 15);
+  EXPECT_EQ(back.to_float_vector(), x.to_float_vector());
+}
+
 }  // namespace
 }  // namespace tern::test
