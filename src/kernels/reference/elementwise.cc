@@ -390,10 +390,11 @@ void unary(const UnaryParams& p, int64_t n, const T* x, int64_t sx, T* y) {
 }
 
 // Every dtype but bool.
-#define TERN_FOR_NUMERIC(X)                                                              \
-  X(float)                                                                               \
-  X(double) X(Float16) X(BFloat16) X(int8_t) X(int16_t) X(int32_t) X(int64_t) X(uint8_t) \
-      X(uint16_t) X(uint32_t) X(uint64_t)
+#define TERN_FOR_NUMERIC(X)                                                                \
+  X(float)                                                                                 \
+  X(double)                                                                                \
+  X(Float16) X(BFloat16) X(int8_t) X(int16_t) X(int32_t) X(int64_t) X(uint8_t) X(uint16_t) \
+      X(uint32_t) X(uint64_t)
 
 #define TERN_UNARY_INSTANCE(T) \
   template void unary<T>(const UnaryParams&, int64_t, const T*, int64_t, T*);
@@ -570,10 +571,11 @@ void pow(int64_t n, const TBase* a, int64_t sa, const TExp* b, int64_t sb, TBase
   map2(n, a, sa, b, sb, out, [](TBase x, TExp y) { return pow_one<TBase, TExp>(x, y); });
 }
 
-#define TERN_POW_EXPONENTS(TB, X)                                                         \
-  X(TB, float)                                                                            \
-  X(TB, double) X(TB, int8_t) X(TB, int16_t) X(TB, int32_t) X(TB, int64_t) X(TB, uint8_t) \
-      X(TB, uint16_t) X(TB, uint32_t) X(TB, uint64_t)
+#define TERN_POW_EXPONENTS(TB, X)                                                           \
+  X(TB, float)                                                                              \
+  X(TB, double)                                                                             \
+  X(TB, int8_t) X(TB, int16_t) X(TB, int32_t) X(TB, int64_t) X(TB, uint8_t) X(TB, uint16_t) \
+      X(TB, uint32_t) X(TB, uint64_t)
 #define TERN_POW_INSTANCE(TB, TE) \
   template void pow<TB, TE>(int64_t, const TB*, int64_t, const TE*, int64_t, TB*);
 TERN_POW_EXPONENTS(float, TERN_POW_INSTANCE)
