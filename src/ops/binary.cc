@@ -1,11 +1,18 @@
 // Binary elementwise ops with multidirectional (numpy) broadcasting: Add, Sub, Mul, Div,
-// Pow; and PRelu, whose slope broadcasts unidirectionally to X.
-// Sources: ONNX Add-14, Sub-14, Mul-14, Div-14 (float32, int32, int64; integer Div
-// truncates toward zero like C, a zero divisor is an InvalidArgument), Pow-15 (base
-// float32/int32/int64; exponent of any of those from opset 12, of the base's dtype
-// before; the result has the base's dtype), PRelu-16 (float32; int32/int64 from opset 16).
+// Mod, BitShift, Pow; and PRelu, whose slope broadcasts unidirectionally to X.
+// Sources: ONNX Add-14, Sub-14, Mul-14, Div-14 (float32, float64, float16, bfloat16 and
+// every integer type; integer Div truncates toward zero like C, a zero divisor is an
+// InvalidArgument), Mod-13 (same dtypes; fmod = 0: integer remainder with the divisor's
+// sign, fmod = 1: C fmod, required for floats; a zero integer divisor is InvalidArgument),
+// BitShift-11 (uint8..uint64; a shift by >= the bit width gives 0), Pow-15 (base
+// float32/float64/int32/int64; exponent float32/float64 or any integer type from opset 12,
+// the base's dtype before; the result has the base's dtype), PRelu-16 (float32; every
+// other numeric dtype from opset 16). Half types compute in float, rounded once.
 // Integer arithmetic wraps, so int64 shape arithmetic is exact. Before opset 7 (Add-6 ...),
 // broadcasting is opt-in (broadcast = 1) with an optional axis that aligns B inside A.
+#include <initializer_list>
+
+#include "base/dtype_dispatch.h"
 #include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
@@ -16,6 +23,11 @@ namespace tern::ops {
 namespace {
 
 using kernels::ref::BinaryKind;
+
+constexpr std::initializer_list<DType> kNumericTypes = {
+    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+    DType::kInt8,    DType::kInt16,   DType::kInt32,   DType::kInt64,
+    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64};
 
 class BinaryOp final : public Op {
  public:
@@ -34,6 +46,16 @@ class BinaryOp final : public Op {
       kind_ = BinaryKind::kMul;
     } else if (t == "Div") {
       kind_ = BinaryKind::kDiv;
+    } else if (t == "Mod") {
+      const int64_t fmod = attrs.get_int("fmod", 0);
+      TERN_CHECK(fmod == 0 || fmod == 1, ModelError, "{}: attribute 'fmod' is {} (expected 0 or 1)",
+                 where(), fmod);
+      kind_ = fmod == 1 ? BinaryKind::kFmod : BinaryKind::kMod;
+    } else if (t == "BitShift") {
+      const std::string dir = attrs.require_string("direction");
+      TERN_CHECK(dir == "LEFT" || dir == "RIGHT", ModelError,
+                 "{}: attribute 'direction' is '{}' (expected LEFT or RIGHT)", where(), dir);
+      kind_ = dir == "LEFT" ? BinaryKind::kShiftLeft : BinaryKind::kShiftRight;
     } else if (t == "Pow") {
       is_pow_ = true;
     } else if (t == "PRelu") {
@@ -52,11 +74,25 @@ class BinaryOp final : public Op {
     const char* b_name = prelu ? "slope" : "B";
     if (prelu && context().opset < 16) {
       check_dtype(a.dtype, {DType::kFloat32}, where(), 0, a_name);
+    } else if (is_pow_) {
+      check_dtype(a.dtype, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64},
+                  where(), 0, a_name);
+    } else if (kind_ == BinaryKind::kShiftLeft || kind_ == BinaryKind::kShiftRight) {
+      check_dtype(a.dtype, {DType::kUint8, DType::kUint16, DType::kUint32, DType::kUint64}, where(),
+                  0, a_name);
     } else {
-      check_dtype(a.dtype, {DType::kFloat32, DType::kInt32, DType::kInt64}, where(), 0, a_name);
+      check_dtype(a.dtype, kNumericTypes, where(), 0, a_name);
+    }
+    if (kind_ == BinaryKind::kMod && !is_pow_) {
+      TERN_CHECK(!is_floating(a.dtype), ModelError,
+                 "{}: {} inputs need attribute fmod = 1 (ONNX Mod-13), got fmod = 0", where(),
+                 dtype_name(a.dtype));
     }
     if (is_pow_ && context().opset >= 12) {
-      check_dtype(b.dtype, {DType::kFloat32, DType::kInt32, DType::kInt64}, where(), 1, b_name);
+      check_dtype(b.dtype,
+                  {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kInt16, DType::kInt32,
+                   DType::kInt64, DType::kUint8, DType::kUint16, DType::kUint32, DType::kUint64},
+                  where(), 1, b_name);
     } else {
       check_same_dtype(b.dtype, a.dtype, where(), 1, b_name, 0, a_name);
     }
@@ -81,8 +117,9 @@ class BinaryOp final : public Op {
         b_shape == inputs[1].shape() ? inputs[1] : inputs[1].contiguous().reshape(b_shape);
     const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(a), StridedOperand::of(b)};
     if (is_pow_) {
-      visit_dtype<float, int32_t, int64_t>(a.dtype(), where(), [&]<typename TB>() {
-        visit_dtype<float, int32_t, int64_t>(b.dtype(), where(), [&]<typename TE>() {
+      visit_dtype<float, double, int32_t, int64_t>(a.dtype(), where(), [&]<typename TB>() {
+        visit_dtype<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                    uint64_t>(b.dtype(), where(), [&]<typename TE>() {
           it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
             kernels::ref::pow<TB, TE>(n, reinterpret_cast<const TB*>(p[1]), s[1],
                                       reinterpret_cast<const TE*>(p[2]), s[2],
@@ -92,9 +129,12 @@ class BinaryOp final : public Op {
       });
       return;
     }
-    visit_dtype<float, int32_t, int64_t>(a.dtype(), where(), [&]<typename T>() {
-      if constexpr (!std::is_same_v<T, float>) {
-        if (kind_ == BinaryKind::kDiv) check_no_zero<T>(b);
+    visit_dtype<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t,
+                uint16_t, uint32_t, uint64_t>(a.dtype(), where(), [&]<typename T>() {
+      if constexpr (is_integer_element_v<T>) {
+        if (kind_ == BinaryKind::kDiv || kind_ == BinaryKind::kMod || kind_ == BinaryKind::kFmod) {
+          check_no_zero<T>(b);
+        }
       }
       it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
         kernels::ref::binary<T>(kind_, n, reinterpret_cast<const T*>(p[1]), s[1],
@@ -148,7 +188,7 @@ class BinaryOp final : public Op {
 }  // namespace
 
 void register_binary(OpRegistry& r) {
-  for (const char* name : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) {
+  for (const char* name : {"Add", "Sub", "Mul", "Div", "Mod", "BitShift", "Pow", "PRelu"}) {
     r.add(make_schema<BinaryOp>(name, 2, 2));
   }
 }

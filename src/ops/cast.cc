@@ -1,9 +1,11 @@
 // Cast: converts every element to the dtype `to` (an ONNX TensorProto.DataType value),
 // between every float, integer and bool type tern has (kernels::ref::cast gives the rules)
 // and strings (kernels/reference/string_cast.h). Complex targets are UnsupportedOpError.
-// Source: ONNX Cast-13.
-#include "kernels/reference/elementwise.h"
+// CastLike: the same conversion to the dtype of its second input (target_type; only its
+// dtype is read). Sources: ONNX Cast-13, CastLike-15 (the `saturate` attribute of
+// Cast-19/CastLike-19 concerns float8 only, which tern does not have, and is ignored).
 #include "base/onnx_dtype.h"
+#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -47,8 +49,35 @@ class CastOp final : public Op {
   DType to_ = DType::kFloat32;
 };
 
+/// CastLike(input, target_type): input converted to target_type's dtype, input's shape.
+class CastLikeOp final : public Op {
+ public:
+  CastLikeOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) { (void)attrs; }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    return {TensorType{inputs[1].dtype, inputs[0].shape}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    Tensor& y = outputs[0];
+    if (!y.defined()) return;
+    check_contiguous_output(y, where());
+    const Tensor& x = inputs[0];
+    const DType from = x.dtype();
+    const DType to = y.dtype();
+    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(x)};
+    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+      kernels::ref::cast(n, from, p[1], s[1], to, p[0]);
+    });
+  }
+};
+
 }  // namespace
 
-void register_cast(OpRegistry& r) { r.add(make_schema<CastOp>("Cast", 1, 1)); }
+void register_cast(OpRegistry& r) {
+  r.add(make_schema<CastOp>("Cast", 1, 1));
+  r.add(make_schema<CastLikeOp>("CastLike", 2, 2));
+}
 
 }  // namespace tern::ops

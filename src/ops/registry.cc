@@ -20,10 +20,17 @@ void register_depth_to_space(OpRegistry& r);  // DepthToSpace, SpaceToDepth
 void register_resize(OpRegistry& r);          // Resize, Upsample
 void register_pad(OpRegistry& r);             // Pad
 void register_unary(OpRegistry& r);           // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
-                                              // Tanh, Exp, Log, Sqrt, Neg, Abs
+                                              // Tanh, Exp, Log, Sqrt, Neg, Abs, Sign, Erf, Elu,
+                                              // Selu, Celu, Softplus, Softsign, ThresholdedRelu,
+                                              // Reciprocal, Floor, Ceil, Round, Sin, Cos, Tan,
+                                              // Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh,
+                                              // Atanh, Shrink, IsNaN, IsInf
 void register_clip(OpRegistry& r);            // Clip
-void register_binary(OpRegistry& r);          // Add, Sub, Mul, Div, Pow, PRelu
-void register_variadic(OpRegistry& r);        // Max, Min, Sum
+void register_binary(OpRegistry& r);          // Add, Sub, Mul, Div, Mod, BitShift, Pow, PRelu
+void register_variadic(OpRegistry& r);        // Max, Min, Sum, Mean
+void register_compare(OpRegistry& r);         // Equal, Greater, GreaterOrEqual, Less, LessOrEqual
+void register_logical(OpRegistry& r);         // And, Or, Xor, Not
+void register_where(OpRegistry& r);           // Where
 void register_reshape(OpRegistry& r);         // Reshape, Flatten, Squeeze, Unsqueeze
 void register_transpose(OpRegistry& r);       // Transpose
 void register_concat(OpRegistry& r);          // Concat
@@ -31,7 +38,7 @@ void register_split(OpRegistry& r);           // Split
 void register_slice(OpRegistry& r);           // Slice
 void register_shape(OpRegistry& r);           // Shape, Size
 void register_gather(OpRegistry& r);          // Gather, GatherElements, GatherND
-void register_cast(OpRegistry& r);            // Cast
+void register_cast(OpRegistry& r);            // Cast, CastLike
 void register_constant(OpRegistry& r);        // Constant, ConstantOfShape
 void register_identity(OpRegistry& r);        // Identity, Dropout
 void register_reduce(OpRegistry& r);          // ReduceMean/Max/Min/Sum/Prod/L1/L2/SumSquare/
@@ -70,6 +77,9 @@ OpRegistry build_registry() {
   register_clip(r);
   register_binary(r);
   register_variadic(r);
+  register_compare(r);
+  register_logical(r);
+  register_where(r);
   register_reshape(r);
   register_transpose(r);
   register_concat(r);

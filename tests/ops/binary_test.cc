@@ -1,4 +1,4 @@
-// Add, Sub, Mul, Div, Pow, PRelu: hand-checked values, broadcasting sweeps against a
+// Add, Sub, Mul, Div, Mod, BitShift, Pow, PRelu: hand-checked values, broadcasting sweeps against a
 // naive index-by-index reference, exact int64 shape arithmetic, integer division, errors.
 #include <gtest/gtest.h>
 
@@ -194,9 +194,136 @@ TEST(Binary, Errors) {
       {"Mul 'test_node'", "input 1", "float32", "int64"});
   expect_error<UnsupportedOpError>(
       [] {
-        run1("Add", {make<uint8_t>({1}, {1}), make<uint8_t>({1}, {1})});
+        run1("Add", {make<bool>({true}, {1}), make<bool>({true}, {1})});
       },
-      {"Add 'test_node'", "uint8", "is not supported (supported: float32, int32 or int64)"});
+      {"Add 'test_node'", "bool", "is not supported (supported: float32, float64"});
+}
+
+// Every other dtype: the same broadcasting sweep (values in [-50, 50] / [1, 9]; unsigned
+// types see the negative values wrapped, so the oracle wraps too).
+template <typename T>
+double wrap(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<double>(static_cast<T>(static_cast<int64_t>(v)));
+  } else {
+    return v;
+  }
+}
+
+TEST(Binary, BroadcastSweepEveryDtype) {
+  sweep<double>("Add", [](double x, double y) { return x + y; });
+  sweep<double>("Div", [](double x, double y) { return x / y; });
+  sweep<int8_t>("Add", [](double x, double y) { return wrap<int8_t>(wrap<int8_t>(x) + y); });
+  sweep<int16_t>("Mul", [](double x, double y) { return x * y; });
+  sweep<int8_t>("Div", [](double x, double y) { return std::trunc(x / y); });
+  sweep<uint8_t>("Add", [](double x, double y) { return wrap<uint8_t>(x + y); });
+  sweep<uint8_t>("Sub", [](double x, double y) { return wrap<uint8_t>(x - y); });
+  sweep<uint8_t>("Mul", [](double x, double y) { return wrap<uint8_t>(x * y); });
+  sweep<uint8_t>("Div", [](double x, double y) { return std::trunc(x / y); });
+  sweep<uint16_t>("Mul", [](double x, double y) { return wrap<uint16_t>(x * y); });
+  sweep<uint32_t>("Sub", [](double x, double y) { return wrap<uint32_t>(x - y); });
+  sweep<int32_t>("Mod", [](double x, double y) { return x - y * std::floor(x / y); });
+  sweep<int64_t>("Mod", [](double x, double y) { return x - y * std::floor(x / y); });
+}
+
+TEST(Binary, HalfTypesRoundOnce) {
+  // 1 + 2^-11 is a tie in float16 (rounds to even, 1); 1 + 3 * 2^-11 rounds up to 1 + 2^-9.
+  const Tensor a = run1("Cast", {f32({1.f, 1.f, 65504.f}, {3})}, AttrMap().i("to", 10));
+  const Tensor b =
+      run1("Cast", {f32({0.00048828125f, 0.00146484375f, 65504.f}, {3})}, AttrMap().i("to", 10));
+  const Tensor y = run1("Add", {a, b});
+  ASSERT_EQ(y.dtype(), DType::kFloat16);
+  EXPECT_EQ(y.item_as_double({0}), 1.0);
+  EXPECT_EQ(y.item_as_double({1}), 1.001953125);
+  EXPECT_EQ(y.item_as_double({2}), std::numeric_limits<double>::infinity());
+}
+
+TEST(Binary, UnsignedWrapsWithoutPromotionOverflow) {
+  // 65535 * 65535 would overflow int after integer promotion; it wraps to 1 in uint16.
+  EXPECT_EQ(run1("Mul", {make<uint16_t>({65535, 300}, {2}), make<uint16_t>({65535, 300}, {2})})
+                .to_int64_vector(),
+            (std::vector<int64_t>{1, (300 * 300) % 65536}));
+  EXPECT_EQ(run1("Sub", {make<uint8_t>({1}, {1}), make<uint8_t>({2}, {1})}).to_int64_vector(),
+            (std::vector<int64_t>{255}));
+  // uint32 division by the all-ones value is an ordinary division, not a negation.
+  EXPECT_EQ(run1("Div", {make<uint32_t>({4294967295u, 7}, {2}),
+                         make<uint32_t>({4294967295u, 4294967295u}, {2})})
+                .to_int64_vector(),
+            (std::vector<int64_t>{1, 0}));
+}
+
+TEST(Binary, Mod) {
+  const Tensor a = i32({-4, 7, 5, 4, -7, 8, INT32_MIN}, {7});
+  const Tensor b = i32({2, -3, 8, -2, 3, 5, -1}, {7});
+  // fmod = 0: the divisor's sign; fmod = 1: the dividend's sign. MIN % -1 is 0.
+  EXPECT_EQ(run1("Mod", {a, b}).to_int64_vector(), (std::vector<int64_t>{0, -2, 5, 0, 2, 3, 0}));
+  EXPECT_EQ(run1("Mod", {a, b}, AttrMap().i("fmod", 1)).to_int64_vector(),
+            (std::vector<int64_t>{0, 1, 5, 0, -1, 3, 0}));
+  const Tensor fa = f32({-4.3f, 7.2f, 5.f, -7.5f}, {4});
+  const Tensor fb = f32({2.1f, -3.4f, 8.f, 2.f}, {4});
+  const std::vector<float> f = run1("Mod", {fa, fb}, AttrMap().i("fmod", 1)).to_float_vector();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(f[i], std::fmod(fa.data<float>()[i], fb.data<float>()[i])) << i;
+  }
+  EXPECT_EQ(run1("Mod", {make<uint8_t>({250, 7}, {2}), make<uint8_t>({7}, {1})}).to_int64_vector(),
+            (std::vector<int64_t>{250 % 7, 0}));
+  expect_error<ModelError>(
+      [&] {
+        run1("Mod", {fa, fb});
+      },
+      {"Mod 'test_node'", "float32", "fmod = 1"});
+  expect_error<ModelError>(
+      [&] {
+        run1("Mod", {a, b}, AttrMap().i("fmod", 2));
+      },
+      {"Mod 'test_node'", "'fmod' is 2"});
+  expect_error<InvalidArgument>(
+      [&] {
+        run1("Mod", {a, i32({0}, {1})});
+      },
+      {"Mod 'test_node'", "division by zero"});
+}
+
+TEST(Binary, BitShift) {
+  const AttrMap left = AttrMap().s("direction", "LEFT");
+  const AttrMap right = AttrMap().s("direction", "RIGHT");
+  EXPECT_EQ(run1("BitShift",
+                 {make<uint8_t>({16, 4, 1, 255}, {4}), make<uint8_t>({1, 2, 8, 7}, {4})}, left, 11)
+                .to_int64_vector(),
+            (std::vector<int64_t>{32, 16, 0, 128}));
+  EXPECT_EQ(
+      run1("BitShift", {make<uint64_t>({16, 1}, {2}), make<uint64_t>({4, 64}, {2})}, right, 11)
+          .to_int64_vector(),
+      (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(run1("BitShift", {make<uint16_t>({65535}, {1}), make<uint16_t>({15}, {1})}, left, 11)
+                .to_int64_vector(),
+            (std::vector<int64_t>{32768}));
+  expect_error<ModelError>(
+      [&] {
+        run1("BitShift", {make<uint8_t>({1}, {1}), make<uint8_t>({1}, {1})},
+             AttrMap().s("direction", "UP"), 11);
+      },
+      {"BitShift 'test_node'", "direction"});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        run1("BitShift", {i32({1}, {1}), i32({1}, {1})}, left, 11);
+      },
+      {"BitShift 'test_node'", "int32"});
+}
+
+TEST(Binary, PowUnsignedAndDoubleExponents) {
+  const Tensor base = f32({1.f, 2.f, 3.f}, {3});
+  EXPECT_EQ(run1("Pow", {base, make<uint32_t>({4, 5, 6}, {3})}, {}, 15).to_float_vector(),
+            (std::vector<float>{1.f, 32.f, 729.f}));
+  EXPECT_EQ(run1("Pow", {base, make<uint64_t>({4, 5, 6}, {3})}, {}, 15).to_float_vector(),
+            (std::vector<float>{1.f, 32.f, 729.f}));
+  EXPECT_EQ(run1("Pow", {i64({-2, 3}, {2}), make<uint8_t>({3, 2}, {2})}, {}, 15).to_int64_vector(),
+            (std::vector<int64_t>{-8, 9}));
+  const Tensor y =
+      run1("Pow", {make<double>({2.0, 9.0}, {2}), make<double>({0.5, 0.5}, {2})}, {}, 15);
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(y.item_as_double({0}), std::sqrt(2.0));
+  EXPECT_EQ(y.item_as_double({1}), 3.0);
 }
 
 }  // namespace

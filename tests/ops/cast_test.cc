@@ -149,5 +149,42 @@ TEST(Cast, UnsupportedAndInvalidTargets) {
   expect_error<ModelError>([&] { run1("Cast", {x}); }, {"Cast 'test_node'", "to"});
 }
 
+TEST(CastLike, TakesTheDtypeOfTheSecondInputWithCastRules) {
+  // Every target dtype: the output has target_type's dtype and input's shape, and equals
+  // Cast to that dtype (including strided input and a target of another shape).
+  const Tensor x = f32({-2.7f, 0.f, 1.5f, 3.25f, 100.f, -0.5f}, {2, 3}).transpose(0, 1);
+  for (DType to : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                   DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64, DType::kUint8,
+                   DType::kUint16, DType::kUint32, DType::kUint64, DType::kBool}) {
+    const Tensor like = Tensor::zeros(to, {5});
+    const Tensor y = run1("CastLike", {x, like}, {}, 15);
+    ASSERT_EQ(y.dtype(), to) << dtype_name(to);
+    ASSERT_EQ(y.shape(), x.shape());
+    const Tensor want = run1("Cast", {x}, AttrMap().i("to", onnx_dtype_code(to)));
+    for_each_index(y.shape(), [&](const Shape& idx) {
+      ASSERT_EQ(y.item_as_double(idx), want.item_as_double(idx)) << dtype_name(to);
+    });
+  }
+  // float64 -> float16 rounds to nearest even: 1 + 2^-11 is a tie and goes to 1.
+  const Tensor h = run1("CastLike",
+                        {make<double>({1.0 + 1.0 / 2048, 1.0 + 3.0 / 2048}, {2}),
+                         Tensor::zeros(DType::kFloat16, {1})},
+                        {}, 15);
+  EXPECT_EQ(h.item_as_double({0}), 1.0);
+  EXPECT_EQ(h.item_as_double({1}), 1.001953125);
+}
+
+TEST(CastLike, StringTargetAndSource) {
+  // To a string target and back: the same conversions as Cast to = 8 / from string.
+  const Tensor x = f32({1.5f, -2.f, 0.1f}, {3});
+  const Tensor like_str = Tensor::empty(DType::kString, {1});
+  const Tensor s = run1("CastLike", {x, like_str}, {}, 15);
+  ASSERT_EQ(s.dtype(), DType::kString);
+  const Tensor want = run1("Cast", {x}, AttrMap().i("to", 8));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(s.data<std::string>()[i], want.data<std::string>()[i]);
+  const Tensor back = run1("CastLike", {s, Tensor::zeros(DType::kFloat32, {2})}, {}, 15);
+  EXPECT_EQ(back.to_float_vector(), x.to_float_vector());
+}
+
 }  // namespace
 }  // namespace tern::test

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/onnx_dtype.h"
 #include "ops/op_test_util.h"
 
 namespace tern::test {
@@ -120,7 +121,8 @@ TEST(Unary, FloatOnlyOpsRejectIntegers) {
     expect_error<UnsupportedOpError>(
         [&] { run1(op, {i32({1}, {1})}); },
         {std::string(op) + " 'test_node'",
-         "input 0 (X) dtype int32 is not supported (supported: float32)"});
+         "input 0 (X) dtype int32 is not supported (supported: float32, float64, float16 or "
+         "bfloat16)"});
   }
   expect_error<UnsupportedOpError>([] { run1("Neg", {make<uint8_t>({1}, {1})}); },
                                    {"Neg 'test_node'", "uint8"});
@@ -146,6 +148,152 @@ TEST(Unary, ScalarAndEmpty) {
   EXPECT_EQ(s.to_float_vector(), (std::vector<float>{-2.f}));
   const Tensor e = run1("Relu", {Tensor::empty(DType::kFloat32, {2, 0, 3})});
   EXPECT_EQ(e.shape(), (Shape{2, 0, 3}));
+}
+
+// The ops added for ONNX conformance against double references written here.
+double ref_unary(const std::string& op, double v) {
+  if (op == "Erf") return std::erf(v);
+  if (op == "Elu") return v > 0 ? v : 1.0 * (std::exp(v) - 1.0);
+  if (op == "Selu") {
+    // The defaults are float attributes, so float64 inputs see them rounded to float.
+    const double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
+    return gamma * (v > 0 ? v : alpha * (std::exp(v) - 1.0));
+  }
+  if (op == "Celu") return std::max(0.0, v) + std::min(0.0, std::exp(v) - 1.0);
+  if (op == "Softplus") return std::log(1.0 + std::exp(v));
+  if (op == "Softsign") return v / (1.0 + std::fabs(v));
+  if (op == "ThresholdedRelu") return v > 1.0 ? v : 0.0;
+  if (op == "Reciprocal") return 1.0 / v;
+  if (op == "Floor") return std::floor(v);
+  if (op == "Ceil") return std::ceil(v);
+  if (op == "Sin") return std::sin(v);
+  if (op == "Cos") return std::cos(v);
+  if (op == "Tan") return std::tan(v);
+  if (op == "Atan") return std::atan(v);
+  if (op == "Sinh") return std::sinh(v);
+  if (op == "Cosh") return std::cosh(v);
+  if (op == "Asinh") return std::asinh(v);
+  if (op == "Sign") return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0);
+  if (op == "Shrink") return v < -0.5 ? v : (v > 0.5 ? v : 0.0);  // lambd 0.5, bias 0
+  ADD_FAILURE() << "no reference for " << op;
+  return 0;
+}
+
+template <typename T>
+void sweep_new_unary(double tol) {
+  const char* ops[] = {
+      "Erf",        "Elu",   "Selu",  "Celu", "Softplus", "Softsign", "ThresholdedRelu",
+      "Reciprocal", "Floor", "Ceil",  "Sin",  "Cos",      "Tan",      "Atan",
+      "Sinh",       "Cosh",  "Asinh", "Sign", "Shrink"};
+  // [7, 13] transposed: a strided view with odd sizes.
+  const Tensor base = random_tensor<float>({7, 13}, 21, -3.0, 3.0);
+  Tensor typed = run1("Cast", {base}, AttrMap().i("to", onnx_dtype_code(dtype_of<T>())));
+  const Tensor x = typed.transpose(0, 1);
+  for (const char* op : ops) {
+    const Tensor y = run1(op, {x});
+    ASSERT_EQ(y.dtype(), dtype_of<T>()) << op;
+    ASSERT_EQ(y.shape(), x.shape()) << op;
+    for_each_index(y.shape(), [&](const Shape& idx) {
+      const double want = ref_unary(op, x.item_as_double(idx));
+      ASSERT_NEAR(y.item_as_double(idx), want, tol * std::max(1.0, std::fabs(want)))
+          << op << " at " << shape_str(idx);
+    });
+  }
+}
+
+TEST(Unary, NewOpsSweepEveryFloatType) {
+  sweep_new_unary<float>(1e-5);
+  sweep_new_unary<double>(1e-12);
+  sweep_new_unary<Float16>(1e-3);   // one rounding to 11 bits
+  sweep_new_unary<BFloat16>(8e-3);  // one rounding to 8 bits
+}
+
+TEST(Unary, NewOpsHandChecked) {
+  // Round: ties to even.
+  EXPECT_EQ(run_f("Round", {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f}, {}, 11),
+            (std::vector<float>{0.f, 2.f, 2.f, -0.f, -2.f, 2.f, -3.f}));
+  EXPECT_EQ(run_f("Elu", {-1.f, 2.f}, AttrMap().f("alpha", 2.f), 6)[1], 2.f);
+  EXPECT_FLOAT_EQ(run_f("Elu", {-1.f}, AttrMap().f("alpha", 2.f), 6)[0],
+                  2.f * (std::exp(-1.f) - 1));
+  EXPECT_FLOAT_EQ(run_f("Selu", {-1.f, 1.f}, AttrMap().f("alpha", 2.f).f("gamma", 3.f), 6)[0],
+                  3.f * 2.f * (std::exp(-1.f) - 1));
+  EXPECT_EQ(run_f("ThresholdedRelu", {1.f, 2.f, 3.f}, AttrMap().f("alpha", 2.f), 10),
+            (std::vector<float>{0.f, 0.f, 3.f}));
+  EXPECT_EQ(
+      run_f("Shrink", {-2.f, -1.f, 0.f, 1.f, 2.f}, AttrMap().f("lambd", 1.5f).f("bias", 1.f), 9),
+      (std::vector<float>{-1.f, 0.f, 0.f, 0.f, 1.f}));
+  // Softplus does not overflow for large inputs.
+  EXPECT_EQ(run_f("Softplus", {100.f, -100.f}, {}, 1)[0], 100.f);
+  EXPECT_EQ(run_f("Reciprocal", {0.f})[0], kInf);
+  EXPECT_TRUE(std::isnan(run_f("Sign", {std::nanf("")})[0]));
+  EXPECT_NEAR(run_f("Acos", {0.5f}, {}, 7)[0], std::acos(0.5), 1e-6);
+  EXPECT_NEAR(run_f("Asin", {0.5f}, {}, 7)[0], std::asin(0.5), 1e-6);
+  EXPECT_NEAR(run_f("Acosh", {2.f}, {}, 9)[0], std::acosh(2.0), 1e-6);
+  EXPECT_NEAR(run_f("Atanh", {0.5f}, {}, 9)[0], std::atanh(0.5), 1e-6);
+  EXPECT_NEAR(run_f("Celu", {-1.f}, AttrMap().f("alpha", 2.f), 12)[0], 2.0 * (std::exp(-0.5) - 1.0),
+              1e-6);
+  expect_error<ModelError>([] { run_f("Celu", {1.f}, AttrMap().f("alpha", 0.f), 12); },
+                           {"Celu 'test_node'", "alpha"});
+}
+
+template <typename T>
+void check_int_unary() {
+  const Tensor x = make<T>({static_cast<T>(0), static_cast<T>(3), std::numeric_limits<T>::max(),
+                            std::numeric_limits<T>::min()},
+                           {4});
+  const Tensor sign = run1("Sign", {x});
+  ASSERT_EQ(sign.dtype(), dtype_of<T>());
+  const double min_sign = std::numeric_limits<T>::min() < 0 ? -1.0 : 0.0;
+  EXPECT_EQ(sign.item_as_double({0}), 0.0);
+  EXPECT_EQ(sign.item_as_double({1}), 1.0);
+  EXPECT_EQ(sign.item_as_double({2}), 1.0);
+  EXPECT_EQ(sign.item_as_double({3}), min_sign);
+  const Tensor abs = run1("Abs", {x});
+  EXPECT_EQ(abs.item_as_double({1}), 3.0);
+  EXPECT_EQ(abs.item_as_double({2}), static_cast<double>(std::numeric_limits<T>::max()));
+  // |MIN| wraps to MIN for signed types.
+  EXPECT_EQ(abs.item_as_double({3}), static_cast<double>(std::numeric_limits<T>::min()));
+  const Tensor relu = run1("Relu", {x}, {}, 14);
+  EXPECT_EQ(relu.item_as_double({3}), 0.0);
+  EXPECT_EQ(relu.item_as_double({2}), static_cast<double>(std::numeric_limits<T>::max()));
+}
+
+TEST(Unary, IntegerSignAbsReluEveryIntType) {
+  check_int_unary<int8_t>();
+  check_int_unary<int16_t>();
+  check_int_unary<int32_t>();
+  check_int_unary<int64_t>();
+  check_int_unary<uint8_t>();
+  check_int_unary<uint16_t>();
+  check_int_unary<uint32_t>();
+  check_int_unary<uint64_t>();
+  EXPECT_EQ(run1("Shrink", {make<int8_t>({-5, -1, 0, 1, 5}, {5})},
+                 AttrMap().f("lambd", 1.5f).f("bias", 1.f), 9)
+                .to_int64_vector(),
+            (std::vector<int64_t>{-4, 0, 0, 0, 4}));
+  EXPECT_EQ(run1("Neg", {make<int16_t>({-5, 7}, {2})}).to_int64_vector(),
+            (std::vector<int64_t>{5, -7}));
+}
+
+TEST(Unary, IsNaNIsInf) {
+  const float nan = std::nanf("");
+  const Tensor x = f32({1.f, nan, kInf, -kInf, 0.f}, {5});
+  const auto bools = [](const Tensor& t) {
+    EXPECT_EQ(t.dtype(), DType::kBool);
+    std::vector<int> v;
+    for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.data<bool>()[i] ? 1 : 0);
+    return v;
+  };
+  EXPECT_EQ(bools(run1("IsNaN", {x})), (std::vector<int>{0, 1, 0, 0, 0}));
+  EXPECT_EQ(bools(run1("IsInf", {x}, {}, 10)), (std::vector<int>{0, 0, 1, 1, 0}));
+  EXPECT_EQ(bools(run1("IsInf", {x}, AttrMap().i("detect_negative", 0), 10)),
+            (std::vector<int>{0, 0, 1, 0, 0}));
+  EXPECT_EQ(bools(run1("IsInf", {x}, AttrMap().i("detect_positive", 0), 10)),
+            (std::vector<int>{0, 0, 0, 1, 0}));
+  const Tensor xd = make<double>({std::nan(""), 1.0}, {2});
+  EXPECT_EQ(bools(run1("IsNaN", {xd})), (std::vector<int>{1, 0}));
+  expect_error<UnsupportedOpError>([] { run1("IsNaN", {i32({1}, {1})}); },
+                                   {"IsNaN 'test_node'", "int32"});
 }
 
 }  // namespace

@@ -44,11 +44,25 @@ inline void map2(int64_t n, const TA* a, int64_t sa, const TB* b, int64_t sb, TY
   }
 }
 
+// Float16 and BFloat16 compute through float (every value of both is exactly a float);
+// bool is a byte holding 0 or 1.
+template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
+template <typename T>
+inline float half_value(T v) {
+  if constexpr (std::is_same_v<T, Float16>) {
+    return half_to_float(v.bits);
+  } else {
+    return bfloat16_to_float(v.bits);
+  }
+}
+
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T>;
 
 template <typename T>
-inline bool is_nan(T v) {
+inline bool nan_of(T v) {
   if constexpr (kIsFloat<T>) {
     return v != v;
   } else {
@@ -63,7 +77,11 @@ inline T abs_of(T a) {
   if constexpr (kIsFloat<T>) {
     return std::fabs(a);
   } else {
-    return a < 0 ? wrapping_neg(a) : a;
+    if constexpr (std::is_signed_v<T>) {
+      return a < 0 ? wrapping_neg(a) : a;
+    } else {
+      return a;
+    }
   }
 }
 // C division truncates toward zero; for integers MIN / -1 overflows, so negate instead.
@@ -72,7 +90,11 @@ inline T div(T a, T b) {
   if constexpr (kIsFloat<T>) {
     return a / b;
   } else {
-    return b == -1 ? wrapping_neg(a) : static_cast<T>(a / b);
+    if constexpr (std::is_signed_v<T>) {
+      return b == -1 ? wrapping_neg(a) : static_cast<T>(a / b);
+    } else {
+      return static_cast<T>(a / b);
+    }
   }
 }
 
@@ -88,54 +110,7 @@ inline T float_to_int(double d) {
   return static_cast<T>(d);
 }
 
-template <typename T>
-inline T int_pow(T base, T exp) {
-  if (exp < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-    return 0;
-  }
-  T result = 1;
-  using U = std::make_unsigned_t<T>;
-  U e = static_cast<U>(exp);
-  while (e != 0) {
-    if (e & 1u) result = wrapping_mul(result, base);
-    base = wrapping_mul(base, base);
-    e >>= 1;
-  }
-  return result;
-}
-
-template <typename TBase, typename TExp>
-inline TBase pow_one(TBase a, TExp b) {
-  if constexpr (std::is_same_v<TBase, float> && std::is_same_v<TExp, float>) {
-    return std::pow(a, b);
-  } else if constexpr (kIsFloat<TBase>) {
-    return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
-  } else if constexpr (kIsFloat<TExp>) {
-    return float_to_int<TBase>(std::pow(static_cast<double>(a), static_cast<double>(b)));
-  } else {
-    // Both integers: do the power in the wider of the two types, then narrow (wraps).
-    using W = std::conditional_t<(sizeof(TBase) >= sizeof(TExp)), TBase, TExp>;
-    return static_cast<TBase>(int_pow<W>(static_cast<W>(a), static_cast<W>(b)));
-  }
-}
-
 // ---- Cast -----------------------------------------------------------------------------
-
-// Element conversion for Cast. Float16 and BFloat16 go through float (every value of both
-// is exactly a float); bool is a byte holding 0 or 1.
-template <typename T>
-inline constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-
-template <typename T>
-inline float half_value(T v) {
-  if constexpr (std::is_same_v<T, Float16>) {
-    return half_to_float(v.bits);
-  } else {
-    return bfloat16_to_float(v.bits);
-  }
-}
 
 template <typename From, typename To>
 inline To convert(From v) {
@@ -158,6 +133,107 @@ inline To convert(From v) {
   }
 }
 
+// The type a kernel computes in: float for the half types, T itself otherwise.
+template <typename T>
+struct ComputeOf {
+  using type = T;
+};
+template <>
+struct ComputeOf<Float16> {
+  using type = float;
+};
+template <>
+struct ComputeOf<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using compute_t = typename ComputeOf<T>::type;
+
+template <typename T>
+inline compute_t<T> up(T v) {
+  if constexpr (kIsHalf<T>) {
+    return half_value(v);
+  } else {
+    return v;
+  }
+}
+template <typename T>
+inline T down(compute_t<T> v) {
+  if constexpr (kIsHalf<T>) {
+    return convert<float, T>(v);
+  } else {
+    return v;
+  }
+}
+
+// base^exp for integers by squaring (wrapping in TBase, which equals the exact power
+// reduced modulo 2^bits). A negative exponent gives 1 / base^|exp| truncated.
+template <typename TBase, typename TExp>
+inline TBase int_pow(TBase base, TExp exp) {
+  if constexpr (std::is_signed_v<TExp>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if constexpr (std::is_signed_v<TBase>) {
+        if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      }
+      return 0;
+    }
+  }
+  TBase result = 1;
+  auto e = static_cast<std::make_unsigned_t<TExp>>(exp);
+  while (e != 0) {
+    if (e & 1u) result = wrapping_mul(result, base);
+    base = wrapping_mul(base, base);
+    e >>= 1;
+  }
+  return result;
+}
+
+template <typename TBase, typename TExp>
+inline TBase pow_one(TBase a, TExp b) {
+  if constexpr (std::is_same_v<TBase, float> && std::is_same_v<TExp, float>) {
+    return std::pow(a, b);
+  } else if constexpr (kIsFloat<TBase>) {
+    return static_cast<TBase>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  } else if constexpr (kIsFloat<TExp>) {
+    return float_to_int<TBase>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  } else {
+    return int_pow<TBase, TExp>(a, b);
+  }
+}
+
+// Remainder with the sign of the dividend (C fmod); integer MIN % -1 (undefined in C++)
+// is 0.
+template <typename C>
+inline C fmod_of(C a, C b) {
+  if constexpr (kIsFloat<C>) {
+    return std::fmod(a, b);
+  } else if constexpr (std::is_signed_v<C>) {
+    return b == -1 ? C{0} : static_cast<C>(a % b);
+  } else {
+    return static_cast<C>(a % b);
+  }
+}
+
+// Remainder with the sign of the divisor (Python %).
+template <typename C>
+inline C mod_of(C a, C b) {
+  C r = fmod_of(a, b);
+  if constexpr (std::is_signed_v<C> || kIsFloat<C>) {
+    if (r != C{0} && ((r < C{0}) != (b < C{0}))) r = static_cast<C>(r + b);
+  }
+  return r;
+}
+
+// a << b or a >> b for unsigned T; 0 once b reaches the bit width (undefined in C++).
+template <typename T>
+inline T shift_of(T a, T b, bool left) {
+  constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+  if (b >= kBits) return 0;
+  using W = std::common_type_t<T, unsigned>;
+  return static_cast<T>(left ? static_cast<W>(a) << b : static_cast<W>(a) >> b);
+}
+
 template <typename T>
 void copy_typed(int64_t n, const void* x, int64_t sx, void* y, int64_t sy) {
   const T* xs = static_cast<const T*>(x);
@@ -173,54 +249,179 @@ void copy_typed(int64_t n, const void* x, int64_t sx, void* y, int64_t sy) {
 
 }  // namespace
 
-
 // ---- unary ------------------------------------------------------------------------------
 
+bool unary_kind_has_integers(UnaryKind kind) {
+  return kind == UnaryKind::kRelu || kind == UnaryKind::kNeg || kind == UnaryKind::kAbs ||
+         kind == UnaryKind::kSign || kind == UnaryKind::kShrink;
+}
+
+namespace {
+
+// map1 through the compute type: f takes and returns compute_t<T>.
+template <typename T, typename F>
+inline void map_up(int64_t n, const T* x, int64_t sx, T* y, F f) {
+  map1(n, x, sx, y, [f](T v) { return down<T>(f(up(v))); });
+}
+
+// The kinds defined on floats only; C = float or double.
 template <typename T>
-void unary(const UnaryParams& p, int64_t n, const T* x, int64_t sx, T* y) {
+void unary_float(const UnaryParams& p, int64_t n, const T* x, int64_t sx, T* y) {
+  using C = compute_t<T>;
+  const C alpha = static_cast<C>(p.alpha);
+  const C beta = static_cast<C>(p.beta);
+  const C gamma = static_cast<C>(p.gamma);
+  const C zero{0};
+  const C one{1};
   switch (p.kind) {
-    case UnaryKind::kRelu:
-      return map1(n, x, sx, y, [](T v) { return v > T{0} ? v : T{0}; });
-    case UnaryKind::kNeg:
-      return map1(n, x, sx, y, [](T v) { return wrapping_neg(v); });
-    case UnaryKind::kAbs:
-      return map1(n, x, sx, y, [](T v) { return abs_of(v); });
+    case UnaryKind::kLeakyRelu:
+      return map_up(n, x, sx, y, [alpha](C v) { return v >= C{0} ? v : alpha * v; });
+    case UnaryKind::kSigmoid:
+      return map_up(n, x, sx, y, [one](C v) { return one / (one + std::exp(-v)); });
+    case UnaryKind::kHardSigmoid:
+      return map_up(n, x, sx, y,
+                    [=](C v) { return std::max(zero, std::min(one, alpha * v + beta)); });
+    case UnaryKind::kHardSwish:
+      return map_up(n, x, sx, y, [=](C v) {
+        return v * std::max(zero, std::min(one, v * (one / C{6}) + C{0.5}));
+      });
+    case UnaryKind::kTanh:
+      return map_up(n, x, sx, y, [](C v) { return std::tanh(v); });
+    case UnaryKind::kExp:
+      return map_up(n, x, sx, y, [](C v) { return std::exp(v); });
+    case UnaryKind::kLog:
+      return map_up(n, x, sx, y, [](C v) { return std::log(v); });
+    case UnaryKind::kSqrt:
+      return map_up(n, x, sx, y, [](C v) { return std::sqrt(v); });
+    case UnaryKind::kErf:
+      return map_up(n, x, sx, y, [](C v) { return std::erf(v); });
+    case UnaryKind::kElu:
+      return map_up(n, x, sx, y, [=](C v) { return v > zero ? v : alpha * std::expm1(v); });
+    case UnaryKind::kSelu:
+      return map_up(n, x, sx, y,
+                    [=](C v) { return gamma * (v > zero ? v : alpha * std::expm1(v)); });
+    case UnaryKind::kCelu:
+      return map_up(n, x, sx, y, [=](C v) {
+        return std::max(zero, v) + std::min(zero, alpha * std::expm1(v / alpha));
+      });
+    case UnaryKind::kSoftplus:
+      // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|.
+      return map_up(n, x, sx, y,
+                    [=](C v) { return std::max(v, zero) + std::log1p(std::exp(-std::fabs(v))); });
+    case UnaryKind::kSoftsign:
+      return map_up(n, x, sx, y, [=](C v) { return v / (one + std::fabs(v)); });
+    case UnaryKind::kThresholdedRelu:
+      return map_up(n, x, sx, y, [=](C v) { return v > alpha ? v : zero; });
+    case UnaryKind::kReciprocal:
+      return map_up(n, x, sx, y, [=](C v) { return one / v; });
+    case UnaryKind::kFloor:
+      return map_up(n, x, sx, y, [](C v) { return std::floor(v); });
+    case UnaryKind::kCeil:
+      return map_up(n, x, sx, y, [](C v) { return std::ceil(v); });
+    case UnaryKind::kRound:
+      // The default rounding mode (to nearest, ties to even) is the one ONNX asks for.
+      return map_up(n, x, sx, y, [](C v) { return std::nearbyint(v); });
+    case UnaryKind::kSin:
+      return map_up(n, x, sx, y, [](C v) { return std::sin(v); });
+    case UnaryKind::kCos:
+      return map_up(n, x, sx, y, [](C v) { return std::cos(v); });
+    case UnaryKind::kTan:
+      return map_up(n, x, sx, y, [](C v) { return std::tan(v); });
+    case UnaryKind::kAsin:
+      return map_up(n, x, sx, y, [](C v) { return std::asin(v); });
+    case UnaryKind::kAcos:
+      return map_up(n, x, sx, y, [](C v) { return std::acos(v); });
+    case UnaryKind::kAtan:
+      return map_up(n, x, sx, y, [](C v) { return std::atan(v); });
+    case UnaryKind::kSinh:
+      return map_up(n, x, sx, y, [](C v) { return std::sinh(v); });
+    case UnaryKind::kCosh:
+      return map_up(n, x, sx, y, [](C v) { return std::cosh(v); });
+    case UnaryKind::kAsinh:
+      return map_up(n, x, sx, y, [](C v) { return std::asinh(v); });
+    case UnaryKind::kAcosh:
+      return map_up(n, x, sx, y, [](C v) { return std::acosh(v); });
+    case UnaryKind::kAtanh:
+      return map_up(n, x, sx, y, [](C v) { return std::atanh(v); });
     default:
       break;
   }
-  if constexpr (kIsFloat<T>) {
-    const float alpha = p.alpha;
-    const float beta = p.beta;
-    switch (p.kind) {
-      case UnaryKind::kLeakyRelu:
-        return map1(n, x, sx, y, [alpha](float v) { return v >= 0.f ? v : alpha * v; });
-      case UnaryKind::kSigmoid:
-        return map1(n, x, sx, y, [](float v) { return 1.f / (1.f + std::exp(-v)); });
-      case UnaryKind::kHardSigmoid:
-        return map1(n, x, sx, y, [alpha, beta](float v) {
-          return std::max(0.f, std::min(1.f, alpha * v + beta));
-        });
-      case UnaryKind::kHardSwish:
-        return map1(n, x, sx, y, [](float v) {
-          return v * std::max(0.f, std::min(1.f, v * (1.f / 6.f) + 0.5f));
-        });
-      case UnaryKind::kTanh:
-        return map1(n, x, sx, y, [](float v) { return std::tanh(v); });
-      case UnaryKind::kExp:
-        return map1(n, x, sx, y, [](float v) { return std::exp(v); });
-      case UnaryKind::kLog:
-        return map1(n, x, sx, y, [](float v) { return std::log(v); });
-      case UnaryKind::kSqrt:
-        return map1(n, x, sx, y, [](float v) { return std::sqrt(v); });
-      default:
-        break;
-    }
-  }
 }
 
-template void unary<float>(const UnaryParams&, int64_t, const float*, int64_t, float*);
-template void unary<int32_t>(const UnaryParams&, int64_t, const int32_t*, int64_t, int32_t*);
-template void unary<int64_t>(const UnaryParams&, int64_t, const int64_t*, int64_t, int64_t*);
+}  // namespace
+
+template <typename T>
+void unary(const UnaryParams& p, int64_t n, const T* x, int64_t sx, T* y) {
+  using C = compute_t<T>;
+  switch (p.kind) {
+    case UnaryKind::kRelu:
+      return map_up(n, x, sx, y, [](C v) { return v > C{0} ? v : C{0}; });
+    case UnaryKind::kNeg:
+      return map_up(n, x, sx, y, [](C v) { return wrapping_neg(v); });
+    case UnaryKind::kAbs:
+      return map_up(n, x, sx, y, [](C v) { return abs_of(v); });
+    case UnaryKind::kSign:
+      return map_up(n, x, sx, y, [](C v) {
+        if (v > C{0}) return C{1};
+        if (v == C{0}) return C{0};
+        if constexpr (std::is_unsigned_v<C>) {
+          return C{0};  // unreachable
+        } else {
+          return nan_of(v) ? v : static_cast<C>(-1);
+        }
+      });
+    case UnaryKind::kShrink: {
+      const double lambd = p.alpha;
+      const double bias = p.beta;
+      return map_up(n, x, sx, y, [=](C v) {
+        const double d = static_cast<double>(v);
+        const double r = d < -lambd ? d + bias : (d > lambd ? d - bias : 0.0);
+        if constexpr (kIsFloat<C>) {
+          return static_cast<C>(r);
+        } else {
+          return float_to_int<C>(r);
+        }
+      });
+    }
+    default:
+      break;
+  }
+  if constexpr (kIsFloat<C>) unary_float<T>(p, n, x, sx, y);
+}
+
+// Every dtype but bool.
+#define TERN_FOR_NUMERIC(X)                                                                \
+  X(float)                                                                                 \
+  X(double)                                                                                \
+  X(Float16) X(BFloat16) X(int8_t) X(int16_t) X(int32_t) X(int64_t) X(uint8_t) X(uint16_t) \
+      X(uint32_t) X(uint64_t)
+
+#define TERN_UNARY_INSTANCE(T) \
+  template void unary<T>(const UnaryParams&, int64_t, const T*, int64_t, T*);
+TERN_FOR_NUMERIC(TERN_UNARY_INSTANCE)
+#undef TERN_UNARY_INSTANCE
+
+template <typename T>
+void is_nan(int64_t n, const T* x, int64_t sx, bool* y) {
+  map1(n, x, sx, y, [](T v) { return std::isnan(up(v)); });
+}
+
+template <typename T>
+void is_inf(int64_t n, const T* x, int64_t sx, bool neg, bool pos, bool* y) {
+  map1(n, x, sx, y, [neg, pos](T v) {
+    const auto c = up(v);
+    return std::isinf(c) && (c < 0 ? neg : pos);
+  });
+}
+
+#define TERN_FLOAT_TEST_INSTANCE(T)                           \
+  template void is_nan<T>(int64_t, const T*, int64_t, bool*); \
+  template void is_inf<T>(int64_t, const T*, int64_t, bool, bool, bool*);
+TERN_FLOAT_TEST_INSTANCE(float)
+TERN_FLOAT_TEST_INSTANCE(double)
+TERN_FLOAT_TEST_INSTANCE(Float16)
+TERN_FLOAT_TEST_INSTANCE(BFloat16)
+#undef TERN_FLOAT_TEST_INSTANCE
 
 // ---- clip -------------------------------------------------------------------------------
 
@@ -241,34 +442,127 @@ template void clip<uint8_t>(int64_t, const uint8_t*, int64_t, uint8_t, uint8_t, 
 
 // ---- binary -----------------------------------------------------------------------------
 
+namespace {
+
+// map2 through the compute type: f takes two compute_t<T> and returns one.
+template <typename T, typename F>
+inline void map2_up(int64_t n, const T* a, int64_t sa, const T* b, int64_t sb, T* out, F f) {
+  map2(n, a, sa, b, sb, out, [f](T x, T y) { return down<T>(f(up(x), up(y))); });
+}
+
+}  // namespace
+
 template <typename T>
 void binary(BinaryKind kind, int64_t n, const T* a, int64_t sa, const T* b, int64_t sb, T* out) {
+  using C = compute_t<T>;
   switch (kind) {
     case BinaryKind::kAdd:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return wrapping_add(x, y); });
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return wrapping_add(x, y); });
     case BinaryKind::kSub:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return wrapping_sub(x, y); });
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return wrapping_sub(x, y); });
     case BinaryKind::kMul:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return wrapping_mul(x, y); });
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return wrapping_mul(x, y); });
     case BinaryKind::kDiv:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return div(x, y); });
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return div(x, y); });
     case BinaryKind::kMax:
       // y wins when larger or NaN; a NaN x stays (comparisons with NaN are false).
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return (x < y || is_nan(y)) ? y : x; });
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return (x < y || nan_of(y)) ? y : x; });
     case BinaryKind::kMin:
-      return map2(n, a, sa, b, sb, out, [](T x, T y) { return (y < x || is_nan(y)) ? y : x; });
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return (y < x || nan_of(y)) ? y : x; });
     case BinaryKind::kPRelu:
-      return map2(n, a, sa, b, sb, out,
-                  [](T x, T slope) { return x < 0 ? wrapping_mul(x, slope) : x; });
+      if constexpr (std::is_unsigned_v<C>) {
+        return map2_up(n, a, sa, b, sb, out, [](C x, C) { return x; });
+      } else {
+        return map2_up(n, a, sa, b, sb, out,
+                       [](C x, C slope) { return x < C{0} ? wrapping_mul(x, slope) : x; });
+      }
+    case BinaryKind::kMod:
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return mod_of(x, y); });
+    case BinaryKind::kFmod:
+      return map2_up(n, a, sa, b, sb, out, [](C x, C y) { return fmod_of(x, y); });
+    case BinaryKind::kShiftLeft:
+    case BinaryKind::kShiftRight:
+      if constexpr (std::is_unsigned_v<C>) {
+        const bool left = kind == BinaryKind::kShiftLeft;
+        return map2_up(n, a, sa, b, sb, out, [left](C x, C y) { return shift_of(x, y, left); });
+      }
+      return;
   }
 }
 
-template void binary<float>(BinaryKind, int64_t, const float*, int64_t, const float*, int64_t,
-                            float*);
-template void binary<int32_t>(BinaryKind, int64_t, const int32_t*, int64_t, const int32_t*, int64_t,
-                              int32_t*);
-template void binary<int64_t>(BinaryKind, int64_t, const int64_t*, int64_t, const int64_t*, int64_t,
-                              int64_t*);
+#define TERN_BINARY_INSTANCE(T) \
+  template void binary<T>(BinaryKind, int64_t, const T*, int64_t, const T*, int64_t, T*);
+TERN_FOR_NUMERIC(TERN_BINARY_INSTANCE)
+#undef TERN_BINARY_INSTANCE
+
+// ---- compare, logical, select -----------------------------------------------------------
+
+template <typename T>
+void compare(CompareKind kind, int64_t n, const T* a, int64_t sa, const T* b, int64_t sb,
+             bool* out) {
+  using C = compute_t<T>;
+  switch (kind) {
+    case CompareKind::kEqual:
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return up(x) == up(y); });
+    case CompareKind::kGreater:
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return C(up(x)) > C(up(y)); });
+    case CompareKind::kGreaterOrEqual:
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return C(up(x)) >= C(up(y)); });
+    case CompareKind::kLess:
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return C(up(x)) < C(up(y)); });
+    case CompareKind::kLessOrEqual:
+      return map2(n, a, sa, b, sb, out, [](T x, T y) { return C(up(x)) <= C(up(y)); });
+  }
+}
+
+#define TERN_COMPARE_INSTANCE(T) \
+  template void compare<T>(CompareKind, int64_t, const T*, int64_t, const T*, int64_t, bool*);
+TERN_FOR_NUMERIC(TERN_COMPARE_INSTANCE)
+TERN_COMPARE_INSTANCE(bool)
+#undef TERN_COMPARE_INSTANCE
+
+void logical(LogicalKind kind, int64_t n, const bool* a, int64_t sa, const bool* b, int64_t sb,
+             bool* out) {
+  switch (kind) {
+    case LogicalKind::kAnd:
+      return map2(n, a, sa, b, sb, out, [](bool x, bool y) { return x && y; });
+    case LogicalKind::kOr:
+      return map2(n, a, sa, b, sb, out, [](bool x, bool y) { return x || y; });
+    case LogicalKind::kXor:
+      return map2(n, a, sa, b, sb, out, [](bool x, bool y) { return x != y; });
+  }
+}
+
+void logical_not(int64_t n, const bool* x, int64_t sx, bool* y) {
+  map1(n, x, sx, y, [](bool v) { return !v; });
+}
+
+namespace {
+
+template <typename E>
+void select_typed(int64_t n, const bool* c, int64_t sc, const void* a, int64_t sa, const void* b,
+                  int64_t sb, void* out) {
+  const E* as = static_cast<const E*>(a);
+  const E* bs = static_cast<const E*>(b);
+  E* o = static_cast<E*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = c[i * sc] ? as[i * sa] : bs[i * sb];
+}
+
+}  // namespace
+
+void select(int64_t n, int elem_size, const bool* c, int64_t sc, const void* a, int64_t sa,
+            const void* b, int64_t sb, void* out) {
+  switch (elem_size) {
+    case 1:
+      return select_typed<uint8_t>(n, c, sc, a, sa, b, sb, out);
+    case 2:
+      return select_typed<uint16_t>(n, c, sc, a, sa, b, sb, out);
+    case 4:
+      return select_typed<uint32_t>(n, c, sc, a, sa, b, sb, out);
+    default:
+      return select_typed<uint64_t>(n, c, sc, a, sa, b, sb, out);
+  }
+}
 
 // ---- pow --------------------------------------------------------------------------------
 
@@ -277,18 +571,20 @@ void pow(int64_t n, const TBase* a, int64_t sa, const TExp* b, int64_t sb, TBase
   map2(n, a, sa, b, sb, out, [](TBase x, TExp y) { return pow_one<TBase, TExp>(x, y); });
 }
 
+#define TERN_POW_EXPONENTS(TB, X)                                                           \
+  X(TB, float)                                                                              \
+  X(TB, double)                                                                             \
+  X(TB, int8_t) X(TB, int16_t) X(TB, int32_t) X(TB, int64_t) X(TB, uint8_t) X(TB, uint16_t) \
+      X(TB, uint32_t) X(TB, uint64_t)
 #define TERN_POW_INSTANCE(TB, TE) \
   template void pow<TB, TE>(int64_t, const TB*, int64_t, const TE*, int64_t, TB*);
-TERN_POW_INSTANCE(float, float)
-TERN_POW_INSTANCE(float, int32_t)
-TERN_POW_INSTANCE(float, int64_t)
-TERN_POW_INSTANCE(int32_t, float)
-TERN_POW_INSTANCE(int32_t, int32_t)
-TERN_POW_INSTANCE(int32_t, int64_t)
-TERN_POW_INSTANCE(int64_t, float)
-TERN_POW_INSTANCE(int64_t, int32_t)
-TERN_POW_INSTANCE(int64_t, int64_t)
+TERN_POW_EXPONENTS(float, TERN_POW_INSTANCE)
+TERN_POW_EXPONENTS(double, TERN_POW_INSTANCE)
+TERN_POW_EXPONENTS(int32_t, TERN_POW_INSTANCE)
+TERN_POW_EXPONENTS(int64_t, TERN_POW_INSTANCE)
 #undef TERN_POW_INSTANCE
+#undef TERN_POW_EXPONENTS
+#undef TERN_FOR_NUMERIC
 
 // ---- cast, copy, fill -------------------------------------------------------------------
 

@@ -9,7 +9,7 @@
 // throw. The stride patterns 1/1, 1/0 and 0/1 get their own loops so the compiler can
 // vectorize them.
 //
-// Element types: float = float32, int32_t, int64_t (plus int8_t/uint8_t where noted).
+// Element types: listed per kernel; Float16 and BFloat16 compute through float.
 // Integer arithmetic wraps (two's complement) instead of overflowing, so int64 shape
 // arithmetic is exact and UB-free.
 #pragma once
@@ -21,7 +21,9 @@
 namespace tern::kernels::ref {
 
 /// Unary functions (ONNX Relu-14, LeakyRelu-16, Sigmoid-13, HardSigmoid-6, HardSwish-14,
-/// Tanh-13, Exp-13, Log-13, Sqrt-13, Neg-13, Abs-13).
+/// Tanh-13, Exp-13, Log-13, Sqrt-13, Neg-13, Abs-13, Erf-13, Elu-6, Selu-6, Celu-12,
+/// Softplus-1, Softsign-1, ThresholdedRelu-10, Reciprocal-13, Floor-13, Ceil-13, Round-11,
+/// Sign-13, Sin/Cos/Tan/Asin/Acos/Atan-7, Sinh/Cosh/Asinh/Acosh/Atanh-9, Shrink-9).
 enum class UnaryKind {
   kRelu,         ///< max(x, 0)
   kLeakyRelu,    ///< x >= 0 ? x : alpha * x
@@ -34,26 +36,67 @@ enum class UnaryKind {
   kSqrt,  ///< sqrt(x < 0) = NaN
   kNeg,   ///< -x (integers wrap: -INT_MIN = INT_MIN)
   kAbs,   ///< |x| (integers wrap: |INT_MIN| = INT_MIN)
+  kSign,  ///< -1, 0 or 1 (NaN stays NaN)
+  kErf,
+  kElu,              ///< x > 0 ? x : alpha * (exp(x) - 1)
+  kSelu,             ///< gamma * (x > 0 ? x : alpha * (exp(x) - 1))
+  kCelu,             ///< max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+  kSoftplus,         ///< log(1 + exp(x)) (overflow-safe form)
+  kSoftsign,         ///< x / (1 + |x|)
+  kThresholdedRelu,  ///< x > alpha ? x : 0
+  kReciprocal,       ///< 1 / x
+  kFloor,
+  kCeil,
+  kRound,  ///< to nearest, ties to even
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kShrink,  ///< x < -alpha ? x + beta : x > alpha ? x - beta : 0 (alpha = lambd, beta = bias)
 };
 
 /// A unary function and its attributes.
 struct UnaryParams {
   UnaryKind kind = UnaryKind::kRelu;
-  float alpha = 0.f;  ///< LeakyRelu slope; HardSigmoid alpha
-  float beta = 0.f;   ///< HardSigmoid beta
+  float alpha = 0.f;  ///< LeakyRelu, HardSigmoid, Elu, Selu, Celu, ThresholdedRelu alpha;
+                      ///< Shrink lambd
+  float beta = 0.f;   ///< HardSigmoid beta; Shrink bias
+  float gamma = 0.f;  ///< Selu gamma
 };
 
-/// y[i] = f(x[i * x_stride]) for i in [0, n); y contiguous. T = float for every kind;
-/// T = int32_t / int64_t for kRelu, kNeg and kAbs only (others leave y untouched).
+/// True for the kinds defined on integers too (kRelu, kNeg, kAbs, kSign, kShrink).
+bool unary_kind_has_integers(UnaryKind kind);
+
+/// y[i] = f(x[i * x_stride]) for i in [0, n); y contiguous. T = float, double, Float16,
+/// BFloat16 (computed in float, rounded once to nearest even) for every kind; T = any
+/// integer type for the kinds where unary_kind_has_integers() is true (other kinds leave y
+/// untouched). Integer Shrink computes in double and truncates (saturating).
 template <typename T>
 void unary(const UnaryParams& p, int64_t n, const T* x, int64_t x_stride, T* y);
+
+/// ONNX IsNaN-13 (detect_negative/detect_positive ignored) and IsInf-10: y[i] = whether
+/// x[i * x_stride] is NaN, or an infinity of a detected sign. T = float, double, Float16,
+/// BFloat16.
+template <typename T>
+void is_nan(int64_t n, const T* x, int64_t x_stride, bool* y);
+template <typename T>
+void is_inf(int64_t n, const T* x, int64_t x_stride, bool detect_negative, bool detect_positive,
+            bool* y);
 
 /// y[i] = min(max(x[i * x_stride], lo), hi) (ONNX Clip-13: hi wins when lo > hi; NaN
 /// passes through). T = float, int32_t, int64_t, int8_t, uint8_t.
 template <typename T>
 void clip(int64_t n, const T* x, int64_t x_stride, T lo, T hi, T* y);
 
-/// Binary functions (ONNX Add-14, Sub-14, Mul-14, Div-14, Max-13, Min-13, PRelu-16).
+/// Binary functions (ONNX Add-14, Sub-14, Mul-14, Div-14, Max-13, Min-13, PRelu-16, Mod-13,
+/// BitShift-11).
 enum class BinaryKind {
   kAdd,
   kSub,
@@ -61,21 +104,45 @@ enum class BinaryKind {
   kDiv,  ///< integers truncate toward zero like C; the caller guarantees b != 0
   kMax,  ///< floats: NaN in either input gives NaN
   kMin,
-  kPRelu,  ///< a < 0 ? a * b : a  (a = X, b = slope)
+  kPRelu,       ///< a < 0 ? a * b : a  (a = X, b = slope)
+  kMod,         ///< integers only: remainder with the divisor's sign (Python %); b != 0
+  kFmod,        ///< remainder with the dividend's sign (C fmod / integer %); integers: b != 0
+  kShiftLeft,   ///< unsigned integers only: a << b (0 when b >= bit width)
+  kShiftRight,  ///< unsigned integers only: a >> b (0 when b >= bit width)
 };
 
 /// out[i] = f(a[i * a_stride], b[i * b_stride]) for i in [0, n); out contiguous.
-/// T = float, int32_t, int64_t.
+/// T = float, double, Float16, BFloat16 (computed in float, rounded once) and every integer
+/// type. kMod and the shifts leave out untouched for types they are not defined on.
 template <typename T>
 void binary(BinaryKind kind, int64_t n, const T* a, int64_t a_stride, const T* b, int64_t b_stride,
             T* out);
 
+/// Comparisons (ONNX Equal-13, Greater-13, GreaterOrEqual-16, Less-13, LessOrEqual-16):
+/// out[i] = a[i * a_stride] op b[i * b_stride] as bool (NaN compares false except for
+/// !=). T = any dtype (bool included; half types compare as float).
+enum class CompareKind { kEqual, kGreater, kGreaterOrEqual, kLess, kLessOrEqual };
+template <typename T>
+void compare(CompareKind kind, int64_t n, const T* a, int64_t a_stride, const T* b,
+             int64_t b_stride, bool* out);
+
+/// Logical functions on bool (ONNX And-7, Or-7, Xor-7, Not-1).
+enum class LogicalKind { kAnd, kOr, kXor };
+void logical(LogicalKind kind, int64_t n, const bool* a, int64_t a_stride, const bool* b,
+             int64_t b_stride, bool* out);
+void logical_not(int64_t n, const bool* x, int64_t x_stride, bool* y);
+
+/// out[i] = c[i * c_stride] ? a[i * a_stride] : b[i * b_stride] (ONNX Where-16) for
+/// elements of `elem_size` bytes (1, 2, 4 or 8).
+void select(int64_t n, int elem_size, const bool* c, int64_t c_stride, const void* a,
+            int64_t a_stride, const void* b, int64_t b_stride, void* out);
+
 /// out[i] = a^b (ONNX Pow-15): the result has the base's type. Float results use
-/// std::pow in double precision when either side is an integer. Integer base and
+/// std::pow in double precision when either side is an integer or double. Integer base and
 /// exponent: exact power by squaring (wrapping); a negative exponent gives 1 / a^|b|
 /// truncated (1 for a = 1, +-1 for a = -1, else 0). An integer result from a float power
 /// is truncated toward zero and saturated to the type's range (NaN gives 0).
-/// TBase, TExp = float, int32_t, int64_t (all nine pairs).
+/// TBase = float, double, int32_t, int64_t; TExp = float, double or any integer type.
 template <typename TBase, typename TExp>
 void pow(int64_t n, const TBase* a, int64_t a_stride, const TExp* b, int64_t b_stride, TBase* out);
 

@@ -1,7 +1,9 @@
 // Integer arithmetic that wraps (two's complement) instead of overflowing, and plain IEEE
 // arithmetic for floats, for the reference kernels that add, subtract or multiply
 // elements of any dtype (elementwise, reduce). Signed overflow is undefined behaviour in
-// C++; unsigned arithmetic wraps, so integers go through their unsigned type. This makes
+// C++; unsigned arithmetic wraps, so integers go through their unsigned type, widened to
+// at least unsigned int (uint8_t/uint16_t would otherwise promote to int, and 65535 * 65535
+// overflows int). This makes
 // int64 shape arithmetic in a model (Add/Mul on shapes) exact and UB-free.
 #pragma once
 
@@ -15,7 +17,7 @@ inline T wrapping_add(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return a + b;
   } else {
-    using U = std::make_unsigned_t<T>;
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
     return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
   }
 }
@@ -26,7 +28,7 @@ inline T wrapping_sub(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return a - b;
   } else {
-    using U = std::make_unsigned_t<T>;
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
     return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
   }
 }
@@ -37,7 +39,7 @@ inline T wrapping_mul(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return a * b;
   } else {
-    using U = std::make_unsigned_t<T>;
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
     return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
   }
 }
