@@ -33,8 +33,8 @@ enum class DType : uint8_t {
   kUint32,
   kUint64,
   kBFloat16,
-  /// std::string elements (ONNX STRING). Only Cast, CastLike and Identity accept them; a
-  /// plan that would feed strings to another op throws UnsupportedOpError.
+  /// std::string elements (ONNX STRING). Only Cast, CastLike, Identity, Constant, Shape and
+  /// Size accept them; feeding strings to another op throws UnsupportedOpError.
   kString,
 };
 

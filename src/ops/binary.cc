@@ -159,7 +159,7 @@ class BinaryOp final : public Op {
     if (legacy_axis_ == kNoAxis) return b;
     const int64_t rank = static_cast<int64_t>(a.size());
     const int64_t axis = legacy_axis_ < 0 ? legacy_axis_ + rank : legacy_axis_;
-    TERN_CHECK(axis >= 0 && axis + static_cast<int64_t>(b.size()) <= rank, ShapeError,
+    TERN_CHECK(axis >= 0 && axis <= rank - static_cast<int64_t>(b.size()), ShapeError,
                "{}: broadcast axis {} does not fit B of shape {} into A of shape {} (opset {} "
                "legacy broadcasting)",
                where(), legacy_axis_, shape_str(b), shape_str(a), context().opset);

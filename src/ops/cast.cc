@@ -6,6 +6,7 @@
 // Cast-19/CastLike-19 concerns float8 only, which tern does not have, and is ignored).
 #include "base/onnx_dtype.h"
 #include "kernels/reference/elementwise.h"
+#include "kernels/reference/string_cast.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -13,6 +14,27 @@
 namespace tern::ops {
 
 namespace {
+
+// y (contiguous, x's shape) = x converted to y's dtype. Parsing a string can throw (a
+// string that is not a number), and nothing may throw inside an OpenMP region, so string
+// casts run on one thread, in order, with the flat element index for the message.
+void cast_into(const Tensor& x, Tensor& y, int num_threads) {
+  const DType from = x.dtype();
+  const DType to = y.dtype();
+  const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(x)};
+  if (from == DType::kString && to != DType::kString) {
+    int64_t done = 0;
+    it.for_each(0, y.numel(), [&](char* const* p, const int64_t* s, int64_t n) {
+      kernels::ref::cast_from_string(n, reinterpret_cast<const std::string*>(p[1]), s[1], to, p[0],
+                                     done);
+      done += n;
+    });
+    return;
+  }
+  it.parallel_for_each(num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+    kernels::ref::cast(n, from, p[1], s[1], to, p[0]);
+  });
+}
 
 class CastOp final : public Op {
  public:
@@ -37,12 +59,7 @@ class CastOp final : public Op {
     Tensor& y = outputs[0];
     if (!y.defined()) return;
     check_contiguous_output(y, where());
-    const Tensor& x = inputs[0];
-    const DType from = x.dtype();
-    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(x)};
-    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      kernels::ref::cast(n, from, p[1], s[1], to_, p[0]);
-    });
+    cast_into(inputs[0], y, ctx.num_threads);
   }
 
  private:
@@ -63,13 +80,7 @@ class CastLikeOp final : public Op {
     Tensor& y = outputs[0];
     if (!y.defined()) return;
     check_contiguous_output(y, where());
-    const Tensor& x = inputs[0];
-    const DType from = x.dtype();
-    const DType to = y.dtype();
-    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(x)};
-    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      kernels::ref::cast(n, from, p[1], s[1], to, p[0]);
-    });
+    cast_into(inputs[0], y, ctx.num_threads);
   }
 };
 

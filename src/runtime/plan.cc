@@ -7,10 +7,10 @@ namespace tern::runtime {
 namespace {
 
 // String elements are objects (std::string), not bytes: only ops that handle them as such
-// may see them; the others would copy them bytewise.
+// (or read only the shape) may see them; the others would copy them bytewise.
 bool takes_strings(const std::string& op_type) {
   return op_type == "Cast" || op_type == "CastLike" || op_type == "Identity" ||
-         op_type == "Constant";
+         op_type == "Constant" || op_type == "Shape" || op_type == "Size";
 }
 
 void check_string_support(const ops::Op& op, const std::vector<Tensor>& inputs,
@@ -20,7 +20,8 @@ void check_string_support(const ops::Op& op, const std::vector<Tensor>& inputs,
   for (const Tensor& t : inputs) strings = strings || (t.defined() && t.dtype() == DType::kString);
   for (const auto& t : outputs) strings = strings || t.dtype == DType::kString;
   TERN_CHECK(!strings, UnsupportedOpError,
-             "{}: string tensors are supported only by Cast, CastLike, Identity and Constant",
+             "{}: string tensors are supported only by Cast, CastLike, Identity, Constant, "
+             "Shape and Size",
              op.where());
 }
 

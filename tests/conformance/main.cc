@@ -4,9 +4,9 @@
 //   tern_conformance [--data DIR] [--suite node]... [--filter TEXT] [--report FILE] [-v]
 //
 // DIR defaults to $TERN_ONNX_TESTDATA, else /usr/share/libonnx-testdata/data.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>
 

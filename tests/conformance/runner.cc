@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -25,23 +25,16 @@ namespace fs = std::filesystem;
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::kPassed: return "passed";
-    case Status::kFailed: return "failed";
-    case Status::kUnsupported: return "unsupported";
-    case Status::kBadData: return "bad test data";
+    case Status::kPassed:
+      return "passed";
+    case Status::kFailed:
+      return "failed";
+    case Status::kUnsupported:
+      return "unsupported";
+    case Status::kBadData:
+      return "bad test data";
   }
   return "?";
-}
-
-Tolerance tolerance_for(const std::string& op, DType output_dtype) {
-  Tolerance tol;
-  // A float16 or bfloat16 result carries 11 or 8 significant bits: one unit in the last
-  // place is 2^-10 or 2^-7 relative, so the float32 default would demand more precision
-  // than the type has.
-  if (output_dtype == DType::kFloat16) tol.rtol = std::max(tol.rtol, 1e-3);
-  if (output_dtype == DType::kBFloat16) tol.rtol = std::max(tol.rtol, 8e-3);
-  (void)op;
-  return tol;
 }
 
 namespace {
@@ -123,10 +116,11 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, const 
       }
     }
     if (bad == 0) return "";
-    return fmt::format("{} of {} elements differ; first at flat index {}: got {}, expected {} "
-                       "(max |diff| {:.3g}; rtol {}, atol {})",
-                       bad, a.numel(), first, value_str(pa[first]), value_str(pe[first]), max_err,
-                       tol.rtol, tol.atol);
+    return fmt::format(
+        "{} of {} elements differ; first at flat index {}: got {}, expected {} "
+        "(max |diff| {:.3g}; rtol {}, atol {})",
+        bad, a.numel(), first, value_str(pa[first]), value_str(pe[first]), max_err, tol.rtol,
+        tol.atol);
   });
 }
 
@@ -242,15 +236,19 @@ std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
 }
 
 // Runs every data set; returns "" when all outputs match, else the first failure.
-std::string run_data_sets(const fs::path& case_dir, const std::string& op) {
+std::string run_data_sets(const fs::path& case_dir) {
   Session session((case_dir / "model.onnx").string());
   const auto& inputs = session.inputs();
-  for (const fs::path& set : data_sets(case_dir)) {
+  const std::vector<fs::path> sets = data_sets(case_dir);
+  if (sets.empty()) return "no test_data_set_* folder: nothing to compare";
+  for (const fs::path& set : sets) {
     const std::vector<fs::path> in_files = numbered(set, "input");
     const std::vector<fs::path> out_files = numbered(set, "output");
+    if (out_files.empty())
+      return fmt::format("{}: no output_*.pb to compare", set.filename().string());
     if (in_files.size() > inputs.size()) {
-      return fmt::format("{}: {} input files but the model has {} inputs",
-                         set.filename().string(), in_files.size(), inputs.size());
+      return fmt::format("{}: {} input files but the model has {} inputs", set.filename().string(),
+                         in_files.size(), inputs.size());
     }
     std::vector<NamedTensor> feeds;
     for (size_t i = 0; i < in_files.size(); ++i) {
@@ -262,13 +260,10 @@ std::string run_data_sets(const fs::path& case_dir, const std::string& op) {
                          out_files.size());
     }
     for (size_t i = 0; i < outs.size(); ++i) {
-      const Tensor expected =
-          as_declared(read_tensor(out_files[i]), session.outputs()[i].dtype);
-      const std::string why =
-          compare_tensors(outs[i].tensor, expected, tolerance_for(op, expected.dtype()));
+      const Tensor expected = as_declared(read_tensor(out_files[i]), session.outputs()[i].dtype);
+      const std::string why = compare_tensors(outs[i].tensor, expected, Tolerance{});
       if (!why.empty()) {
-        return fmt::format("{}: output {} '{}': {}", set.filename().string(), i, outs[i].name,
-                           why);
+        return fmt::format("{}: output {} '{}': {}", set.filename().string(), i, outs[i].name, why);
       }
     }
   }
@@ -348,7 +343,7 @@ CaseResult run_case(const fs::path& case_dir, const std::string& suite) {
     return r;
   }
   try {
-    const std::string why = run_data_sets(case_dir, r.op);
+    const std::string why = run_data_sets(case_dir);
     r.status = why.empty() ? Status::kPassed : Status::kFailed;
     r.message = why;
   } catch (const Error& e) {
@@ -376,9 +371,10 @@ CaseResult run_case(const fs::path& case_dir, const std::string& suite) {
 std::vector<fs::path> list_cases(const fs::path& data_dir, const std::string& suite) {
   const fs::path dir = data_dir / suite;
   if (!fs::is_directory(dir)) {
-    throw IOError(fmt::format("conformance data folder '{}' does not exist (install Debian's "
-                              "libonnx-testdata, or set TERN_ONNX_TESTDATA)",
-                              dir.string()));
+    throw IOError(
+        fmt::format("conformance data folder '{}' does not exist (install Debian's "
+                    "libonnx-testdata, or set TERN_ONNX_TESTDATA)",
+                    dir.string()));
   }
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -450,8 +446,8 @@ std::string markdown_report(const std::vector<CaseResult>& results, const std::s
      << "| op | cases | passed | failed | unsupported | bad test data |\n"
         "|---|---:|---:|---:|---:|---:|\n";
   for (const auto& [op, c] : by_op) {
-    md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(op), c.total(), c.passed,
-                      c.failed, c.unsupported, c.bad_data);
+    md << fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(op), c.total(), c.passed, c.failed,
+                      c.unsupported, c.bad_data);
   }
   auto list = [&](Status want, const char* title) {
     md << "\n## " << title << "\n\n";

@@ -31,15 +31,12 @@ struct CaseResult {
 };
 
 /// Comparison tolerances: floats pass when |actual - expected| <= atol + rtol * |expected|
-/// (NaN matches NaN, infinities must be equal); integers, bools and strings exactly.
+/// (NaN matches NaN, infinities must be equal); integers, bools and strings exactly. Every
+/// case uses the defaults (the rtol 1e-3, atol 1e-5), whatever its dtype.
 struct Tolerance {
   double rtol = 1e-3;
   double atol = 1e-5;
 };
-
-/// The tolerance for cases of `op`. The default (rtol 1e-3, atol 1e-5) except where
-/// the op's own precision is coarser (see the table in runner.cc for each reason).
-Tolerance tolerance_for(const std::string& op, DType output_dtype);
 
 /// Compares `actual` with `expected`. Returns "" when they match, else a one-line reason
 /// naming the first mismatching element (flat index, both values) or the dtype/shape.

@@ -1,12 +1,13 @@
 // The conformance runner's own checks: the comparison, the case classification (passed,
 // failed, unsupported, bad test data) on cases built in a scratch folder, and the report.
+#include "conformance/runner.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
 #include <limits>
 
-#include "conformance/runner.h"
 #include "onnx/onnx.pb.h"
 #include "support/test_env.h"
 
@@ -106,23 +107,23 @@ fs::path make_case(const fs::path& root, const std::string& name, const std::str
 TEST(ConformanceCase, Classification) {
   test::ScratchDir scratch("conformance");
   const fs::path root = scratch.path();
-  const CaseResult pass = run_case(
-      make_case(root, "test_relu_ok", "Relu", {3}, {-1, 0, 2}, {3}, {0, 0, 2}), "node");
+  const CaseResult pass =
+      run_case(make_case(root, "test_relu_ok", "Relu", {3}, {-1, 0, 2}, {3}, {0, 0, 2}), "node");
   EXPECT_EQ(pass.status, Status::kPassed) << pass.message;
   EXPECT_EQ(pass.op, "Relu");
 
-  const CaseResult fail = run_case(
-      make_case(root, "test_relu_wrong", "Relu", {3}, {-1, 0, 2}, {3}, {0, 0, 3}), "node");
+  const CaseResult fail =
+      run_case(make_case(root, "test_relu_wrong", "Relu", {3}, {-1, 0, 2}, {3}, {0, 0, 3}), "node");
   EXPECT_EQ(fail.status, Status::kFailed);
   EXPECT_NE(fail.message.find("output 0 'y'"), std::string::npos) << fail.message;
 
-  const CaseResult unsupported = run_case(
-      make_case(root, "test_made_up", "NoSuchOp", {3}, {1, 2, 3}, {3}, {1, 2, 3}), "node");
+  const CaseResult unsupported =
+      run_case(make_case(root, "test_made_up", "NoSuchOp", {3}, {1, 2, 3}, {3}, {1, 2, 3}), "node");
   EXPECT_EQ(unsupported.status, Status::kUnsupported);
   EXPECT_NE(unsupported.message.find("NoSuchOp"), std::string::npos) << unsupported.message;
 
-  const CaseResult bad = run_case(
-      make_case(root, "test_relu_bad_data", "Relu", {3}, {1}, {1}, {1}), "node");
+  const CaseResult bad =
+      run_case(make_case(root, "test_relu_bad_data", "Relu", {3}, {1}, {1}, {1}), "node");
   EXPECT_EQ(bad.status, Status::kBadData);
   EXPECT_NE(bad.message.find("declares input 'x' as [3]"), std::string::npos) << bad.message;
 
@@ -140,6 +141,19 @@ TEST(ConformanceCase, ExpandedLabelComesFromTheSibling) {
       make_case(scratch.path(), "test_neg_expanded", "Relu", {1}, {1}, {1}, {1});
   EXPECT_EQ(case_op_label(expanded), "Neg (expanded)");
   EXPECT_EQ(case_op_label(scratch.path() / "test_neg"), "Neg");
+}
+
+TEST(ConformanceCase, ACaseWithoutDataFails) {
+  test::ScratchDir scratch("conformance");
+  const fs::path dir = make_case(scratch.path(), "test_relu_no_data", "Relu", {1}, {1}, {1}, {1});
+  fs::remove_all(dir / "test_data_set_0");
+  const CaseResult r = run_case(dir, "node");
+  EXPECT_EQ(r.status, Status::kFailed);
+  EXPECT_NE(r.message.find("nothing to compare"), std::string::npos) << r.message;
+  fs::create_directories(dir / "test_data_set_0");
+  const CaseResult empty = run_case(dir, "node");
+  EXPECT_EQ(empty.status, Status::kFailed);
+  EXPECT_NE(empty.message.find("no output_*.pb"), std::string::npos) << empty.message;
 }
 
 TEST(ConformanceCase, MissingDataFolderIsAnError) {

@@ -326,5 +326,25 @@ TEST(Binary, PowUnsignedAndDoubleExponents) {
   EXPECT_EQ(y.item_as_double({1}), 3.0);
 }
 
+TEST(Binary, LegacyBroadcastAxis) {
+  // Opset < 7: B of shape [3] lines up with A's dim 1 when axis = 1.
+  const Tensor a = f32({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 3, 2});
+  const Tensor b = f32({10, 20, 30}, {3});
+  const Tensor y = run1("Add", {a, b}, AttrMap().i("broadcast", 1).i("axis", 1), 6);
+  EXPECT_EQ(y.to_float_vector(),
+            (std::vector<float>{11, 12, 23, 24, 35, 36, 17, 18, 29, 30, 41, 42}));
+  // Without an axis, B matches A's trailing dims (numpy's rule).
+  EXPECT_EQ(
+      run1("Mul", {a, f32({2, 3}, {2})}, AttrMap().i("broadcast", 1), 6).item_as_double({0, 0, 1}),
+      6.0);
+  for (int64_t axis : {int64_t{3}, int64_t{-4}, INT64_MAX, INT64_MIN + 1}) {
+    expect_error<ShapeError>(
+        [&] {
+          run1("Add", {a, b}, AttrMap().i("broadcast", 1).i("axis", axis), 6);
+        },
+        {"Add 'test_node'", "broadcast axis"});
+  }
+}
+
 }  // namespace
 }  // namespace tern::test

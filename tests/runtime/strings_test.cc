@@ -61,6 +61,41 @@ TEST(Strings, NotANumberNamesTheElement) {
   }
 }
 
+TEST(Strings, BadElementInALargeInputOnTwoThreads) {
+  // Big enough that a numeric cast would split it across threads: the string parse must
+  // still report the error (not terminate inside the parallel region), with the flat index.
+  const int64_t n = 200000;
+  ModelBuilder b(13);
+  b.input("s", {n}, TensorProto::STRING);
+  set_int(b.node("Cast", {"s"}, {"f"}, "parse"), "to", TensorProto::FLOAT);
+  b.output("f", {n});
+  const std::string bytes = b.bytes();
+  SessionOptions options;
+  options.num_threads = 2;
+  Session s = Session::from_memory(bytes.data(), bytes.size(), options);
+  Tensor x = Tensor::empty(DType::kString, {n});
+  for (int64_t i = 0; i < n; ++i) x.data<std::string>()[i] = "1.5";
+  EXPECT_EQ(s.run({{"s", x}})[0].tensor.to_float_vector()[n - 1], 1.5f);
+  x.data<std::string>()[150001] = "x";
+  try {
+    s.run({{"s", x}});
+    ADD_FAILURE() << "expected an error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Cast 'parse'"));
+    EXPECT_THAT(e.what(), HasSubstr("element 150001 (\"x\")"));
+  }
+}
+
+TEST(Strings, ShapeReadsOnlyTheShape) {
+  ModelBuilder b(13);
+  b.input("s", {"n"}, TensorProto::STRING);
+  b.node("Shape", {"s"}, {"shape"}, "shape_of");
+  b.output("shape", {1}, TensorProto::INT64);
+  Session s = session_of(b);
+  EXPECT_EQ(s.run({{"s", strings({"a", "b", "c"})}})[0].tensor.to_int64_vector(),
+            (std::vector<int64_t>{3}));
+}
+
 TEST(Strings, OtherOpsRejectThem) {
   ModelBuilder b(13);
   b.input("s", {2, 2}, TensorProto::STRING);

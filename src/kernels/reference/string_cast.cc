@@ -96,7 +96,8 @@ void cast_to_string(int64_t n, DType from, const void* x, int64_t sx, std::strin
   });
 }
 
-void cast_from_string(int64_t n, const std::string* x, int64_t sx, DType to, void* y) {
+void cast_from_string(int64_t n, const std::string* x, int64_t sx, DType to, void* y,
+                      int64_t first_index) {
   if (to == DType::kString) {
     cast_to_string(n, DType::kString, x, sx, static_cast<std::string*>(y));
     return;
@@ -104,7 +105,7 @@ void cast_from_string(int64_t n, const std::string* x, int64_t sx, DType to, voi
   visit_dtype(to, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* ys = static_cast<T*>(y);
-    for (int64_t i = 0; i < n; ++i) ys[i] = from_text<T>(x[i * sx], i);
+    for (int64_t i = 0; i < n; ++i) ys[i] = from_text<T>(x[i * sx], first_index + i);
   });
 }
 

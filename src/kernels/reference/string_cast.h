@@ -18,7 +18,9 @@ void cast_to_string(int64_t n, DType from, const void* x, int64_t x_stride, std:
 /// targets use strtod rules (leading/trailing blanks, "NaN", "INF", "+INF", "-inf", hex);
 /// integer targets parse a decimal integer, else a float truncated toward zero and
 /// saturated; bool is true for any non-zero number. Throws InvalidArgument naming the
-/// element when a string is not a number.
-void cast_from_string(int64_t n, const std::string* x, int64_t x_stride, DType to, void* y);
+/// element (first_index + i) when a string is not a number: call it outside any OpenMP
+/// parallel region.
+void cast_from_string(int64_t n, const std::string* x, int64_t x_stride, DType to, void* y,
+                      int64_t first_index = 0);
 
 }  // namespace tern::kernels::ref
