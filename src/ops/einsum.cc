@@ -6,6 +6,8 @@
 //
 // Computed by plain index loops over every label value (output labels outermost), which is
 // correct for any equation and fast enough for the small tensors Einsum sees in practice.
+// More than 2^32 iterations (the product of all label sizes) is an UnsupportedOpError; an
+// output label that repeats ("ii->ii") is a ModelError.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -47,7 +49,17 @@ class EinsumOp final : public Op {
       start = comma + 1;
     }
     for (const std::string& t : terms_) check_term(t);
-    if (explicit_output_) check_term(output_term_);
+    if (explicit_output_) {
+      check_term(output_term_);
+      const size_t e = output_term_.find("...");
+      for (size_t i = 0; i < output_term_.size(); ++i) {
+        if (e != std::string::npos && i >= e && i < e + 3) continue;
+        const size_t next = output_term_.find(output_term_[i], i + 1);
+        TERN_CHECK(next == std::string::npos, ModelError,
+                   "{}: output label '{}' of '{}' appears more than once", where(), output_term_[i],
+                   equation_);
+      }
+    }
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
@@ -211,7 +223,25 @@ class EinsumOp final : public Op {
         if (l < kEllipsisBase && c == 1) p.out_labels.push_back(l);
       }
     }
+    check_iterations(p);
     return p;
+  }
+
+  // The loops in run() visit every combination of label values: UnsupportedOpError when
+  // that is more than 2^32 iterations (ShapeError if the count overflows int64).
+  void check_iterations(const Plan& p) const {
+    constexpr int64_t kMaxIterations = int64_t{1} << 32;
+    for (const auto& [l, n] : p.size) {
+      if (n == 0) return;  // nothing to loop over
+    }
+    int64_t iterations = 1;
+    for (const auto& [l, n] : p.size) {
+      iterations = checked_mul(iterations, n, where(), "the number of Einsum iterations");
+      TERN_CHECK(iterations <= kMaxIterations, UnsupportedOpError,
+                 "{}: '{}' needs more than 2^32 loop iterations (the product of all label "
+                 "sizes); at most 2^32 supported",
+                 where(), equation_);
+    }
   }
 
   std::string equation_;

@@ -2,11 +2,14 @@
 // at `axis` (default -1 = last; range [-rank-1, rank]); out[..., j, ...] = on_value where
 // j == indices[...] (negative indices count from the end, -depth..-1) and off_value
 // elsewhere (also for an index out of range). indices and depth: float32, float64, int32
-// or int64 (depth a single value, floats truncated); values: [off_value, on_value] of any
-// dtype, which is the output's.
+// or int64 (depth a single value, floats truncated; a non-finite or out-of-int64-range
+// float depth is an InvalidArgument; float indices saturate, NaN -> 0); values: [off_value,
+// on_value] of any dtype, which is the output's.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
+#include "kernels/reference/wrapping.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
 
@@ -14,15 +17,28 @@ namespace tern::ops {
 
 namespace {
 
-/// The values of a float32/float64/int32/int64 tensor as int64 (floats truncated).
+/// The values of a float32/float64/int32/int64 tensor as int64. Floats are truncated and
+/// saturated (NaN -> 0, so an index of 1e30 or inf is out of range); with `exact`, a float
+/// that is not finite or not in (-2^63, 2^63) is an InvalidArgument instead.
 std::vector<int64_t> as_int64(const Tensor& t_in, const std::string& where, int index,
-                              const char* name) {
+                              const char* name, bool exact) {
   check_dtype(t_in.dtype(), {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}, where,
               index, name);
   const Tensor t = t_in.contiguous();
   std::vector<int64_t> out(t.numel());
   visit_dtype<float, double, int32_t, int64_t>(t.dtype(), where, [&]<typename T>() {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>(t.data<T>()[i]);
+    for (size_t i = 0; i < out.size(); ++i) {
+      const T v = t.data<T>()[i];
+      if constexpr (std::is_floating_point_v<T>) {
+        constexpr double kLimit = 9223372036854775808.0;  // 2^63
+        TERN_CHECK(!exact || (std::isfinite(v) && std::fabs(static_cast<double>(v)) < kLimit),
+                   InvalidArgument, "{}: {} must be finite and fit in int64, got {}", where, name,
+                   static_cast<double>(v));
+        out[i] = kernels::ref::float_to_int<int64_t>(static_cast<double>(v));
+      } else {
+        out[i] = v;
+      }
+    }
   });
   return out;
 }
@@ -54,7 +70,7 @@ class OneHotOp final : public Op {
     Tensor& y = outputs[0];
     if (!y.defined() || y.numel() == 0) return;
     check_contiguous_output(y, where());
-    const std::vector<int64_t> idx = as_int64(inputs[0], where(), 0, "indices");
+    const std::vector<int64_t> idx = as_int64(inputs[0], where(), 0, "indices", false);
     const int64_t depth = depth_of(inputs[1]);
     const int axis = out_axis(inputs[0].rank());
     int64_t outer = 1, inner = 1;
@@ -81,7 +97,7 @@ class OneHotOp final : public Op {
   int out_axis(int rank) const { return normalize_axis(axis_, rank + 1, where()); }
 
   int64_t depth_of(const Tensor& t) const {
-    const std::vector<int64_t> d = as_int64(t, where(), 1, "depth");
+    const std::vector<int64_t> d = as_int64(t, where(), 1, "depth", true);
     TERN_CHECK(d.size() == 1 && d[0] >= 0, InvalidArgument,
                "{}: depth must be one non-negative value, got {} values", where(), d.size());
     return d[0];

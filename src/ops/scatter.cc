@@ -73,11 +73,12 @@ void apply(Reduction red, DType dtype, const std::string& where,
           case Reduction::kMul:
             out = kernels::ref::wrapping_mul(out, v);
             break;
+          // NaN propagates (from either side), like np.maximum / np.minimum.
           case Reduction::kMax:
-            out = std::max(out, v);
+            out = (out < v || v != v) ? v : out;
             break;
           case Reduction::kMin:
-            out = std::min(out, v);
+            out = (v < out || v != v) ? v : out;
             break;
           case Reduction::kNone:
             out = v;

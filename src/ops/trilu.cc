@@ -106,8 +106,8 @@ class EyeLikeOp final : public Op {
       }
       T* out = y.data<T>();
       for (int64_t r = 0; r < rows; ++r) {
-        const int64_t c = r + k_;
-        if (c >= 0 && c < cols) out[r * cols + c] = one;
+        // Column r + k_, tested without forming r + k_ (k_ may be near INT64_MAX/MIN).
+        if (k_ >= -r && k_ < cols - r) out[r * cols + r + k_] = one;
       }
     });
   }

@@ -2,6 +2,9 @@
 // ellipsis broadcasting and the implicit output, against naive loops; every dtype; errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "ops/op_test_util.h"
 
 namespace tern::test {
@@ -84,6 +87,32 @@ TEST(Einsum, Errors) {
   expect_error<ModelError>([&] { einsum("ij,jk->ik", {x}); }, {"Einsum 'test_node'", "2 operands"});
   expect_error<UnsupportedOpError>([&] { einsum("i->i", {make<uint8_t>({1}, {1})}); },
                                    {"Einsum 'test_node'", "uint8"});
+}
+
+// S2 and D10: a repeated output label is a ModelError; more than 2^32 loop iterations is
+// an UnsupportedOpError naming the node (checked before running).
+TEST(Einsum, RepeatedOutputLabelAndIterationCap) {
+  expect_error<ModelError>(
+      [] {
+        einsum("ii->ii", {f32({1, 2, 3, 4}, {2, 2})});
+      },
+      {"Einsum 'test_node'", "more than once"});
+  expect_error<ModelError>(
+      [] {
+        einsum("ij->iji", {f32({1, 2, 3, 4}, {2, 2})});
+      },
+      {"Einsum 'test_node'", "more than once"});
+  const Tensor big = Tensor::empty(DType::kFloat32, {1 << 12});
+  expect_error<UnsupportedOpError>(
+      [&] {
+        einsum("a,b,c->", {big, big, big});
+      },
+      {"Einsum 'test_node'", "2^32"});
+  // 2^24 iterations are still fine, and a zero-size label means no iterations at all.
+  const Tensor ones = f32(std::vector<float>(1 << 12, 1.0f), {1 << 12});
+  EXPECT_EQ(einsum("a,b->", {ones, ones}).to_float_vector(), (std::vector<float>{16777216.0f}));
+  EXPECT_EQ(einsum("a,b,c->", {big, big, Tensor::empty(DType::kFloat32, {0})}).to_float_vector(),
+            (std::vector<float>{0}));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "ops/op_test_util.h"
 
@@ -133,6 +135,18 @@ TEST(NonMaxSuppression, Errors) {
         run1("NonMaxSuppression", {b, make<double>({0, 0, 0, 0, 0, 0}, {1, 1, 6})}, {}, 11);
       },
       {"NonMaxSuppression 'test_node'", "float64"});
+}
+
+// D9: a NaN score is never selected and does not disturb the order of the others.
+TEST(NonMaxSuppression, NaNScoresSkipped) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor b = f32(kBoxes, {1, 6, 4});
+  const Tensor s = f32({nan, 0.75f, nan, 0.95f, nan, 0.3f}, {1, 1, 6});
+  EXPECT_EQ(nms(b, s, 6, 0.5f, 0.0f).to_int64_vector(),
+            (std::vector<int64_t>{0, 0, 3, 0, 0, 1, 0, 0, 5}));
+  // Without a score threshold too.
+  EXPECT_EQ(run1("NonMaxSuppression", {b, s, i64v({6})}, {}, 11).to_int64_vector(),
+            (std::vector<int64_t>{0, 0, 3, 0, 0, 1, 0, 0, 5}));
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // indices/depth, several value dtypes, errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "ops/op_test_util.h"
 
 namespace tern::test {
@@ -65,6 +68,25 @@ TEST(OneHot, Errors) {
         run1("OneHot", {make<uint8_t>({0}, {1}), i64({2}, {}), f32({0, 1}, {2})}, {}, 11);
       },
       {"OneHot 'test_node'", "uint8"});
+}
+
+// D7: a float depth that is NaN, infinite or beyond int64 is an InvalidArgument naming the
+// node; float indices saturate, so 1e30 / -1e30 / inf are out of range (an all-off row).
+TEST(OneHot, NonFiniteFloats) {
+  for (float depth :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity(), 1e30f}) {
+    expect_error<InvalidArgument>(
+        [&] {
+          run1("OneHot", {i64v({0}), f32({depth}, {}), f32({0, 1}, {2})}, {}, 11);
+        },
+        {"OneHot 'test_node'", "depth must be finite"});
+  }
+  const Tensor y = run1("OneHot",
+                        {f32({1e30f, -1e30f, std::numeric_limits<float>::infinity(), 2.0f}, {4}),
+                         make<double>({3.0}, {}), f32({0, 1}, {2})},
+                        {}, 11);
+  EXPECT_EQ(y.to_float_vector(), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
 }
 
 }  // namespace

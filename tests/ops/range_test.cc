@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ops/op_test_util.h"
 
@@ -77,6 +78,39 @@ TEST(Range, Errors) {
         run1("Range", {f32({0, 1}, {2}), scalar<float>(1), scalar<float>(1)}, {}, 11);
       },
       {"Range 'test_node'", "scalar"});
+}
+
+// D2/D3: integer ranges are exact: no signed overflow in start + i * delta, and an int64
+// count above 2^53 is not rounded through double.
+TEST(Range, IntegerExtremes) {
+  EXPECT_EQ(
+      run1("Range",
+           {scalar<int32_t>(-2000000000), scalar<int32_t>(2000000000), scalar<int32_t>(1000000000)},
+           {}, 11)
+          .to_int64_vector(),
+      (std::vector<int64_t>{-2000000000, -1000000000, 0, 1000000000}));
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t k62 = int64_t{1} << 62;
+  EXPECT_EQ(
+      run1("Range", {scalar<int64_t>(kMin), scalar<int64_t>(kMax), scalar<int64_t>(k62)}, {}, 11)
+          .to_int64_vector(),
+      (std::vector<int64_t>{kMin, kMin + k62, 0, k62}));
+  EXPECT_EQ(
+      run1("Range", {scalar<int64_t>(kMax), scalar<int64_t>(kMin), scalar<int64_t>(-k62)}, {}, 11)
+          .to_int64_vector(),
+      (std::vector<int64_t>{kMax, kMax - k62, -1, -k62 - 1}));
+  constexpr int64_t k53 = int64_t{1} << 53;
+  EXPECT_EQ(
+      run1("Range", {scalar<int64_t>(0), scalar<int64_t>(k53 + 1), scalar<int64_t>(k53)}, {}, 11)
+          .to_int64_vector(),
+      (std::vector<int64_t>{0, k53}));
+  // A count that does not fit is a ShapeError naming the node.
+  expect_error<ShapeError>(
+      [&] {
+        run1("Range", {scalar<int64_t>(kMin), scalar<int64_t>(kMax), scalar<int64_t>(1)}, {}, 11);
+      },
+      {"Range 'test_node'", "too many elements"});
 }
 
 }  // namespace

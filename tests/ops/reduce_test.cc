@@ -411,5 +411,29 @@ TEST(ArgMin, HandCheckedTiesAndSweep) {
                                    {"ArgMin 'test_node'", "uint8"});
 }
 
+// D6: integer LogSum/LogSumExp/L2 whose double result is NaN, infinite or out of range
+// convert with saturation (NaN -> 0) instead of an undefined cast.
+TEST(Reduce, IntegerNonFiniteResultsSaturate) {
+  constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
+  constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
+  // log(0) = -inf -> lowest; log(-3) = NaN -> 0.
+  EXPECT_EQ(run1("ReduceLogSum", {i32({0}, {1})}).to_int64_vector(),
+            (std::vector<int64_t>{kMin32}));
+  EXPECT_EQ(run1("ReduceLogSum", {i32({-1, -2}, {2})}).to_int64_vector(),
+            (std::vector<int64_t>{0}));
+  EXPECT_EQ(run1("ReduceLogSum", {i64({-5}, {1})}).to_int64_vector(), (std::vector<int64_t>{0}));
+  // sqrt(2) * INT32_MAX does not fit int32: saturates to INT32_MAX.
+  EXPECT_EQ(run1("ReduceL2", {i32({kMax32, kMax32}, {2})}).to_int64_vector(),
+            (std::vector<int64_t>{kMax32}));
+  // An empty LogSumExp is -inf -> lowest, an empty LogSum log(0) likewise.
+  const Tensor empty = Tensor::empty(DType::kInt64, {2, 0});
+  EXPECT_EQ(run1("ReduceLogSumExp", {empty}, AttrMap().ints("axes", {1})).to_int64_vector(),
+            (std::vector<int64_t>(2, std::numeric_limits<int64_t>::min())));
+  EXPECT_EQ(
+      run1("ReduceLogSum", {Tensor::empty(DType::kInt32, {2, 0})}, AttrMap().ints("axes", {1}))
+          .to_int64_vector(),
+      (std::vector<int64_t>(2, kMin32)));
+}
+
 }  // namespace
 }  // namespace tern::test

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "ops/op_test_util.h"
 
@@ -130,6 +132,20 @@ TEST(Scatter, Errors) {
              AttrMap().s("reduction", "add"), 16);
       },
       {"ScatterND 'test_node'", "uint8"});
+}
+
+// S1: max/min reductions propagate NaN from either side, like np.maximum / np.minimum.
+TEST(ScatterElements, MaxMinPropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* red : {"max", "min"}) {
+    const Tensor y =
+        run1("ScatterElements", {f32({1, nan, 3}, {3}), i64({0, 1, 2}, {3}), f32({nan, 5, 2}, {3})},
+             AttrMap().i("axis", 0).s("reduction", red), 18);
+    const std::vector<float> v = y.to_float_vector();
+    EXPECT_TRUE(std::isnan(v[0])) << red;
+    EXPECT_TRUE(std::isnan(v[1])) << red;
+    EXPECT_EQ(v[2], std::string(red) == "max" ? 3.0f : 2.0f) << red;
+  }
 }
 
 }  // namespace

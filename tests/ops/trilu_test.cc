@@ -2,6 +2,9 @@
 // matrices, upper and lower, several dtypes, errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "ops/op_test_util.h"
 
 namespace tern::test {
@@ -65,6 +68,17 @@ TEST(EyeLike, DiagonalsAndDtypes) {
       {"EyeLike 'test_node'", "rank 2"});
   expect_error<UnsupportedOpError>([&] { run1("EyeLike", {x}, AttrMap().i("dtype", 8), 9); },
                                    {"EyeLike 'test_node'", "dtype 8"});
+}
+
+// D4: a k near INT64_MAX / INT64_MIN must not overflow r + k (no diagonal is in range).
+TEST(EyeLike, HugeK) {
+  const Tensor x = Tensor::empty(DType::kInt32, {3, 4});
+  for (int64_t k : {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max() - 1,
+                    std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min() + 1}) {
+    EXPECT_EQ(run1("EyeLike", {x}, AttrMap().i("k", k), 9).to_int64_vector(),
+              std::vector<int64_t>(12, 0))
+        << k;
+  }
 }
 
 }  // namespace

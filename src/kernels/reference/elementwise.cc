@@ -98,18 +98,6 @@ inline T div(T a, T b) {
   }
 }
 
-// float/double -> integer: truncate toward zero, saturate, NaN -> 0.
-template <typename T>
-inline T float_to_int(double d) {
-  if (std::isnan(d)) return 0;
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-  // max + 1 is a power of two, exactly representable.
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2.0;
-  if (d <= lo) return std::numeric_limits<T>::min();
-  if (d >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(d);
-}
-
 // ---- Cast -----------------------------------------------------------------------------
 
 template <typename From, typename To>
@@ -390,11 +378,12 @@ void unary(const UnaryParams& p, int64_t n, const T* x, int64_t sx, T* y) {
 }
 
 // Every dtype but bool.
-#define TERN_FOR_NUMERIC(X)                                                                \
-  X(float)                                                                                 \
-  X(double)                                                                                \
-  X(Float16) X(BFloat16) X(int8_t) X(int16_t) X(int32_t) X(int64_t) X(uint8_t) X(uint16_t) \
-      X(uint32_t) X(uint64_t)
+#define TERN_FOR_NUMERIC(X)                                                                 \
+  X(float)                                                                                  \
+  X(double)                                                                                 \
+  X(Float16)                                                                                \
+  X(BFloat16) X(int8_t) X(int16_t) X(int32_t) X(int64_t) X(uint8_t) X(uint16_t) X(uint32_t) \
+      X(uint64_t)
 
 #define TERN_UNARY_INSTANCE(T) \
   template void unary<T>(const UnaryParams&, int64_t, const T*, int64_t, T*);
@@ -571,11 +560,12 @@ void pow(int64_t n, const TBase* a, int64_t sa, const TExp* b, int64_t sb, TBase
   map2(n, a, sa, b, sb, out, [](TBase x, TExp y) { return pow_one<TBase, TExp>(x, y); });
 }
 
-#define TERN_POW_EXPONENTS(TB, X)                                                           \
-  X(TB, float)                                                                              \
-  X(TB, double)                                                                             \
-  X(TB, int8_t) X(TB, int16_t) X(TB, int32_t) X(TB, int64_t) X(TB, uint8_t) X(TB, uint16_t) \
-      X(TB, uint32_t) X(TB, uint64_t)
+#define TERN_POW_EXPONENTS(TB, X)                                                             \
+  X(TB, float)                                                                                \
+  X(TB, double)                                                                               \
+  X(TB, int8_t)                                                                               \
+  X(TB, int16_t) X(TB, int32_t) X(TB, int64_t) X(TB, uint8_t) X(TB, uint16_t) X(TB, uint32_t) \
+      X(TB, uint64_t)
 #define TERN_POW_INSTANCE(TB, TE) \
   template void pow<TB, TE>(int64_t, const TB*, int64_t, const TE*, int64_t, TB*);
 TERN_POW_EXPONENTS(float, TERN_POW_INSTANCE)

@@ -1,6 +1,7 @@
 #include "kernels/reference/non_max_suppression.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tern::kernels::ref {
 
@@ -44,6 +45,8 @@ int64_t non_max_suppression(const NmsParams& p, const float* boxes, const float*
       const float* s = scores + (b * p.classes + c) * N;
       int64_t candidates = 0;
       for (int64_t n = 0; n < N; ++n) {
+        // A NaN score is never selected (it would also break the sort's strict weak order).
+        if (std::isnan(s[n])) continue;
         if (!p.has_score_threshold || s[n] > p.score_threshold) scratch[candidates++] = n;
       }
       std::stable_sort(scratch, scratch + candidates,

@@ -56,6 +56,16 @@ inline T abs_of(T a) {
   }
 }
 
+// A double result as T: saturating for integers (NaN -> 0, -inf -> lowest, ...).
+template <typename T>
+inline T from_double(double d) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(d);
+  } else {
+    return float_to_int<T>(d);
+  }
+}
+
 // One output of the kinds other than Sum/Mean/Max: reduces the R elements
 // src[0], src[stride], ... (sequentially, first to last).
 template <typename T>
@@ -89,20 +99,20 @@ T reduce_strided(ReduceKind kind, const T* src, int64_t stride, int64_t R) {
         const double v = static_cast<double>(src[r * stride]);
         acc += v * v;
       }
-      return static_cast<T>(std::sqrt(acc));
+      return from_double<T>(std::sqrt(acc));
     }
     case ReduceKind::kLogSum: {
       double acc = 0;
       for (int64_t r = 0; r < R; ++r) acc += static_cast<double>(src[r * stride]);
-      return static_cast<T>(std::log(acc));
+      return from_double<T>(std::log(acc));
     }
     case ReduceKind::kLogSumExp: {
       double m = -std::numeric_limits<double>::infinity();
       for (int64_t r = 0; r < R; ++r) m = std::max(m, static_cast<double>(src[r * stride]));
-      if (std::isinf(m)) return static_cast<T>(m);  // empty, all -inf, or a +inf
+      if (std::isinf(m)) return from_double<T>(m);  // empty, all -inf, or a +inf
       double acc = 0;
       for (int64_t r = 0; r < R; ++r) acc += std::exp(static_cast<double>(src[r * stride]) - m);
-      return static_cast<T>(m + std::log(acc));
+      return from_double<T>(m + std::log(acc));
     }
     default:
       return T{0};  // Sum, Mean, Max take the row path in reduce()
