@@ -272,12 +272,16 @@ class MaxUnpoolOp final : public Op {
   }
 
  private:
-  // [N, C, (Di - 1) * stride_i - pad_begin_i - pad_end_i + kernel_i].
+  // [N, C, (Di - 1) * stride_i - pad_begin_i - pad_end_i + kernel_i]. Throws ShapeError
+  // naming the node when a dim overflows int64 (strides and pads come from the model).
   Shape default_shape(const Shape& x) const {
     const size_t k = kernel_.size();
     Shape y = {x[0], x[1]};
     for (size_t i = 0; i < k; ++i) {
-      y.push_back((x[i + 2] - 1) * strides_[i] - pads_[i] - pads_[k + i] + kernel_[i]);
+      int64_t v = checked_mul(x[i + 2] - 1, strides_[i], where(), "unpooled dim {}", i + 2);
+      v = checked_add(v, -pads_[i], where(), "unpooled dim {}", i + 2);
+      v = checked_add(v, -pads_[k + i], where(), "unpooled dim {}", i + 2);
+      y.push_back(checked_add(v, kernel_[i], where(), "unpooled dim {}", i + 2));
     }
     return y;
   }

@@ -27,15 +27,18 @@ using kernels::ref::ResizeNearestMode;
 ///
 /// Every mode resizes any dims: nearest gathers; linear and cubic (cubic_coeff_a,
 /// exclude_outside) run one separable pass per dim, reading edge values beyond the input.
-/// align_corners uses in * scale (not the floored output size) as the output length, as
-/// the ONNX reference does. tf_crop_and_resize maps outputs into roi (starts..., ends...)
-/// and writes extrapolation_value where the coordinate falls outside the input; with
-/// scales its output size is floor(in * (end - start) * scale).
+/// align_corners and pytorch_half_pixel use in * scale (sizes[d] with sizes; not the
+/// floored output size) as the output length, as the ONNX reference does; every mode but
+/// tf_crop_and_resize maps coordinates with kernels::ref::resize_source_coord (double).
+/// tf_crop_and_resize maps outputs into roi (starts..., ends...) and writes
+/// extrapolation_value where the coordinate falls outside the input; with scales its
+/// output size is floor(in * (end - start) * scale).
 /// half_pixel_symmetric and the opset-18 attributes (antialias, axes,
 /// keep_aspect_ratio_policy) are UnsupportedOpError. Bad attribute values are
-/// ModelError; scales or sizes of the wrong length ShapeError; non-positive ones
-/// InvalidArgument; a scale that is not finite (inf, NaN) or gives an output dim beyond
-/// int64 (1e30), and output shapes whose element count overflows int64, ShapeError.
+/// ModelError; scales or sizes of the wrong length ShapeError; non-positive ones and roi
+/// values that are not finite InvalidArgument; a scale that is not finite (inf, NaN) or
+/// gives an output dim beyond int64 (1e30), and output shapes whose element count
+/// overflows int64, ShapeError.
 class ResizeOp : public Op {
  public:
   ResizeOp(const Attrs& a, const OpContext& ctx, bool upsample) : Op(ctx), upsample_(upsample) {
@@ -107,11 +110,7 @@ class ResizeOp : public Op {
       for (int d = 0; d < rank; ++d) {
         index[d].resize(pl.out[d]);
         for (int64_t o = 0; o < pl.out[d]; ++o) {
-          // align_corners divides by in * scale - 1 (not the floored output size - 1).
-          const float xo =
-              coord_ == ResizeCoordMode::kAlignCorners
-                  ? static_cast<float>(source_coord(pl, in, d, o))
-                  : kernels::ref::resize_source_coord(coord_, o, pl.scales[d], in[d], pl.out[d]);
+          const double xo = source_coord(pl, in, d, o);
           index[d][o] = kernels::ref::resize_nearest_index(nearest_, xo, pl.scales[d], in[d]);
         }
         index_ptr[d] = index[d].data();
@@ -169,30 +168,18 @@ class ResizeOp : public Op {
     std::vector<double> roi;      // tf_crop_and_resize: starts, then ends (2 * rank)
   };
 
-  // x_original of output index o along dim d, in double (linear, cubic, tf_crop_and_resize).
+  // x_original of output index o along dim d (every mode; one transform, in double).
   double source_coord(const Plan& pl, const Shape& in, int d, int64_t o) const {
-    const double x = static_cast<double>(o), scale = pl.scales[d], len = pl.lengths[d];
     const double n = static_cast<double>(in[d]);
     if (tf_crop_) {
+      const double x = static_cast<double>(o);
       const double s0 = pl.roi[d], s1 = pl.roi[in.size() + d];
       const double c = pl.out[d] == 1
                            ? (s1 - s0) * (n - 1) / 2
                            : x * (s1 - s0) * (n - 1) / static_cast<double>(pl.out[d] - 1);
       return c + s0 * (n - 1);
     }
-    switch (coord_) {
-      case ResizeCoordMode::kHalfPixel:
-        return (x + 0.5) / scale - 0.5;
-      case ResizeCoordMode::kPytorchHalfPixel:
-        return len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-      case ResizeCoordMode::kAlignCorners:
-        return len == 1 ? 0.0 : x * (n - 1) / (len - 1);
-      case ResizeCoordMode::kAsymmetric:
-        return x / scale;
-      case ResizeCoordMode::kTfHalfPixelForNn:
-        return (x + 0.5) / scale;
-    }
-    return 0.0;
+    return kernels::ref::resize_source_coord(coord_, o, pl.scales[d], pl.lengths[d], in[d]);
   }
 
   // The taps of output index o along dim d; marks outside[o] for a tf_crop_and_resize
@@ -202,7 +189,8 @@ class ResizeOp : public Op {
     kernels::ref::ResizeTaps t;
     const int64_t n = in[d];
     const double xo = source_coord(pl, in, d, o);
-    if (tf_crop_ && (xo < 0 || xo > static_cast<double>(n - 1))) {
+    // Written so that a NaN coordinate counts as outside.
+    if (tf_crop_ && !(xo >= 0 && xo <= static_cast<double>(n - 1))) {
       outside[o] = true;
       t.n = 1;
       return t;  // index 0, weight 0: replaced by extrapolation_value
@@ -210,11 +198,16 @@ class ResizeOp : public Op {
     auto clamp = [n](int64_t i) { return std::clamp<int64_t>(i, 0, n - 1); };
     if (!linear_ && !cubic_) {
       t.n = 1;
-      t.index[0] =
-          kernels::ref::resize_nearest_index(nearest_, static_cast<float>(xo), pl.scales[d], n);
+      t.index[0] = kernels::ref::resize_nearest_index(nearest_, xo, pl.scales[d], n);
       t.weight[0] = 1.0f;
       return t;
     }
+    // Only a finite coordinate within int64 converts to an index (anything else would be
+    // undefined behaviour); the transforms give one for any valid plan.
+    TERN_CHECK(std::abs(xo) < 0x1p62, InvalidArgument,
+               "{}: source coordinate {} of output index {} along dim {} is not finite or "
+               "beyond int64",
+               where(), xo, o, d);
     const double f = std::floor(xo);
     const double frac = xo - f;
     const int64_t i0 = static_cast<int64_t>(f);
@@ -285,6 +278,10 @@ class ResizeOp : public Op {
                  "{}: expected roi with {} values (starts and ends of each dim of X {}), but got "
                  "{}",
                  where(), 2 * rank, shape_str(x), pl.roi.size());
+      for (double v : pl.roi) {
+        TERN_CHECK(std::isfinite(v), InvalidArgument, "{}: expected finite roi values, but got {}",
+                   where(), pl.roi);
+      }
     }
     const size_t n = sizes.empty() ? pl.scales.size() : sizes.size();
     TERN_CHECK(static_cast<int64_t>(n) == rank, ShapeError,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "kernels/ref_test_util.h"
@@ -15,22 +16,41 @@ using M = ResizeCoordMode;
 using N = ResizeNearestMode;
 
 TEST(RefResize, SourceCoordinates) {
+  // Arguments: mode, x, scale, length (in * scale), in.
   // half_pixel: (x + 0.5) / scale - 0.5
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kHalfPixel, 0, 2.0f, 2, 4), -0.25f);
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kHalfPixel, 3, 2.0f, 2, 4), 1.25f);
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kHalfPixel, 1, 0.5f, 4, 2), 2.5f);
-  // pytorch_half_pixel: as half_pixel, but 0 for an output of length 1
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kPytorchHalfPixel, 3, 2.0f, 2, 4), 1.25f);
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kPytorchHalfPixel, 0, 0.25f, 4, 1), 0.0f);
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kHalfPixel, 0, 0.25f, 4, 1), 1.5f);
-  // align_corners: x * (in - 1) / (out - 1), 0 for an output of length 1
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kAlignCorners, 1, 0.75f, 4, 3), 1.5f);
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kAlignCorners, 7, 2.0f, 4, 8), 3.0f);
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kAlignCorners, 0, 0.25f, 4, 1), 0.0f);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kHalfPixel, 0, 2.0, 4.0, 2), -0.25);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kHalfPixel, 3, 2.0, 4.0, 2), 1.25);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kHalfPixel, 1, 0.5, 2.0, 4), 2.5);
+  // pytorch_half_pixel: as half_pixel, but 0 when the length in * scale is <= 1
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kPytorchHalfPixel, 3, 2.0, 4.0, 2), 1.25);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kPytorchHalfPixel, 0, 0.25, 1.0, 4), 0.0);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kHalfPixel, 0, 0.25, 1.0, 4), 1.5);
+  // The length decides, not the floored output size: in 5, scale 0.3 gives one output
+  // (floor(1.5)) at (0 + 0.5) / 0.3 - 0.5, as the ONNX reference has it.
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kPytorchHalfPixel, 0, 0.3, 1.5, 5), 0.5 / 0.3 - 0.5);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kPytorchHalfPixel, 0, 0.2, 0.8, 4), 0.0);
+  // align_corners: x * (in - 1) / (length - 1), 0 for a length of 1
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kAlignCorners, 1, 0.75, 3.0, 4), 1.5);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kAlignCorners, 7, 2.0, 8.0, 4), 3.0);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kAlignCorners, 0, 0.25, 1.0, 4), 0.0);
+  // in * scale = 2.4 (not the floored 2): 1 * 3 / 1.4.
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kAlignCorners, 1, 0.6, 2.4, 4), 3.0 / 1.4);
   // asymmetric: x / scale
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kAsymmetric, 3, 2.0f, 2, 4), 1.5f);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kAsymmetric, 3, 2.0, 4.0, 2), 1.5);
   // tf_half_pixel_for_nn: (x + 0.5) / scale
-  EXPECT_FLOAT_EQ(resize_source_coord(M::kTfHalfPixelForNn, 1, 2.0f, 2, 4), 0.75f);
+  EXPECT_DOUBLE_EQ(resize_source_coord(M::kTfHalfPixelForNn, 1, 2.0, 4.0, 2), 0.75);
+}
+
+TEST(RefResize, NearestIndexOfNonFiniteOrHugeCoordinateIsClamped) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (N mode : {N::kRoundPreferFloor, N::kRoundPreferCeil, N::kFloor, N::kCeil, N::kSimple}) {
+    EXPECT_EQ(resize_nearest_index(mode, nan, 2.0, 4), 0);
+    EXPECT_EQ(resize_nearest_index(mode, -inf, 2.0, 4), 0);
+    EXPECT_EQ(resize_nearest_index(mode, -1e30, 2.0, 4), 0);
+    EXPECT_EQ(resize_nearest_index(mode, inf, 2.0, 4), 3);
+    EXPECT_EQ(resize_nearest_index(mode, 1e30, 2.0, 4), 3);
+  }
 }
 
 TEST(RefResize, NearestRounding) {

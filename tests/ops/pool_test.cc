@@ -2,6 +2,7 @@
 // (ceil_mode, dilations, pads, count_include_pad, auto_pad), global pools and errors.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "kernels/ref_test_util.h"
@@ -272,6 +273,27 @@ TEST(PoolOp, MaxUnpoolInvertsMaxPool) {
         run_op("MaxUnpool", attrs, {pooled[0], test::i64({0}, {1, 1, 1, 1})}, 11);
       },
       {"MaxUnpool 'test_node'"});
+}
+
+TEST(PoolOp, MaxUnpoolRejectsOverflowingUnpooledShape) {
+  // (3 - 1) * 2^62 overflows int64.
+  const Tensor x = test::f32({1, 2, 3}, {1, 1, 1, 3});
+  const Tensor i = test::i64({0, 1, 2}, {1, 1, 1, 3});
+  const int64_t big = int64_t{1} << 62;
+  expect_error<ShapeError>(
+      [&] {
+        run_op("MaxUnpool", AttrMap().ints("kernel_shape", {1, 1}).ints("strides", {1, big}),
+               {x, i}, 11);
+      },
+      {"MaxUnpool 'test_node'", "unpooled dim 3", "overflows int64"});
+  // -pad_begin - pad_end overflows.
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  expect_error<ShapeError>(
+      [&] {
+        run_op("MaxUnpool", AttrMap().ints("kernel_shape", {1, 1}).ints("pads", {0, max, 0, max}),
+               {test::f32({1}, {1, 1, 1, 1}), test::i64({0}, {1, 1, 1, 1})}, 11);
+      },
+      {"MaxUnpool 'test_node'", "unpooled dim 3", "overflows int64"});
 }
 
 }  // namespace

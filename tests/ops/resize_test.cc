@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -299,6 +300,48 @@ TEST(ResizeOp, TfCropAndResize) {
         run_op("Resize", attrs, {k4x4, Tensor(), Tensor(), sizes({1, 1, 3, 3})});
       },
       {"Resize 'test_node'", "roi"});
+}
+
+TEST(ResizeOp, TfCropAndResizeRejectsNonFiniteRoi) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const char* mode : {"nearest", "linear", "cubic"}) {
+    const AttrMap attrs =
+        AttrMap().s("mode", mode).s("coordinate_transformation_mode", "tf_crop_and_resize");
+    for (float bad : {nan, inf, -inf}) {
+      const Tensor roi = Tensor::from_vector({0, 0, bad, 0.6f, 1, 1, 0.6f, 0.8f}, {8});
+      // With sizes the NaN would reach the coordinate; with scales the output size.
+      expect_error<InvalidArgument>(
+          [&] {
+            run_op("Resize", attrs, {k4x4, roi, Tensor(), sizes({1, 1, 3, 3})});
+          },
+          {"Resize 'test_node'", "finite roi"});
+      expect_error<InvalidArgument>(
+          [&] {
+            run_op("Resize", attrs, {k4x4, roi, scales({1, 1, 2, 2})});
+          },
+          {"Resize 'test_node'", "finite roi"});
+    }
+  }
+}
+
+TEST(ResizeOp, PytorchHalfPixelTestsScaledLengthInEveryMode) {
+  // in 5, scale 0.3: one output (floor(1.5)), but the length in * scale = 1.5 > 1, so the
+  // ONNX reference maps it to (0 + 0.5) / 0.3 - 0.5 = 1.1667 in every mode.
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 5}, {5});
+  const AttrMap attrs = AttrMap().s("coordinate_transformation_mode", "pytorch_half_pixel");
+  EXPECT_EQ(resize_scales(attrs, x, {0.3f}).to_float_vector(), std::vector<float>{2.0f});
+  EXPECT_EQ(resize_scales(AttrMap(attrs).s("nearest_mode", "floor"), x, {0.3f}).to_float_vector(),
+            std::vector<float>{2.0f});
+  const double xo = 0.5 / static_cast<double>(0.3f) - 0.5;
+  test::expect_near_all(
+      resize_scales(AttrMap(attrs).s("mode", "linear"), x, {0.3f}).to_float_vector(),
+      {static_cast<float>(2.0 + (xo - 1.0))}, 1e-6f);
+  // A length of exactly 1 (sizes 1, or in 4 with scale 0.25) maps to coordinate 0.
+  const Tensor x4 = Tensor::from_vector({1, 2, 3, 4}, {4});
+  EXPECT_EQ(resize_sizes(attrs, x4, {1}).to_float_vector(), std::vector<float>{1.0f});
+  EXPECT_EQ(resize_scales(AttrMap(attrs).s("mode", "linear"), x4, {0.25f}).to_float_vector(),
+            std::vector<float>{1.0f});
 }
 
 TEST(ResizeOp, Errors) {

@@ -36,7 +36,8 @@ void f32_max_pool(const PoolParams& p, const float* x, float* y, int64_t plane_b
 /// indices (may be null) gets, per output, the flat index of the first tap holding the max
 /// in x including the plane offset: plane * in.size() + (d * in.h + h) * in.w + w, or with
 /// column_major (storage_order = 1) plane * in.size() + (w * in.h + h) * in.d + d. A
-/// window with no tap inside the input gives the lowest T and index -1.
+/// window with no tap inside the input gives -inf (floating T; the lowest value for integer T)
+/// and index -1.
 template <typename T>
 void max_pool_with_indices(const PoolParams& p, const T* x, T* y, int64_t* indices,
                            int64_t plane_begin, int64_t plane_end, bool column_major);

@@ -5,33 +5,34 @@
 
 namespace tern::kernels::ref {
 
-float resize_source_coord(ResizeCoordMode mode, int64_t x, float scale, int64_t in, int64_t out) {
-  const float xf = static_cast<float>(x);
+double resize_source_coord(ResizeCoordMode mode, int64_t x, double scale, double length,
+                           int64_t in) {
+  const double xd = static_cast<double>(x);
   switch (mode) {
     case ResizeCoordMode::kHalfPixel:
-      return (xf + 0.5f) / scale - 0.5f;
+      return (xd + 0.5) / scale - 0.5;
     case ResizeCoordMode::kPytorchHalfPixel:
-      return out > 1 ? (xf + 0.5f) / scale - 0.5f : 0.0f;
+      return length > 1.0 ? (xd + 0.5) / scale - 0.5 : 0.0;
     case ResizeCoordMode::kAlignCorners:
-      return out == 1 ? 0.0f : xf * static_cast<float>(in - 1) / static_cast<float>(out - 1);
+      return length == 1.0 ? 0.0 : xd * static_cast<double>(in - 1) / (length - 1.0);
     case ResizeCoordMode::kAsymmetric:
-      return xf / scale;
+      return xd / scale;
     case ResizeCoordMode::kTfHalfPixelForNn:
-      return (xf + 0.5f) / scale;
+      return (xd + 0.5) / scale;
   }
-  return 0.0f;
+  return 0.0;
 }
 
-int64_t resize_nearest_index(ResizeNearestMode mode, float x_original, float scale, int64_t in) {
-  const float f = std::floor(x_original);
-  const float frac = x_original - f;  // exact in float
-  float r = f;
+int64_t resize_nearest_index(ResizeNearestMode mode, double x_original, double scale, int64_t in) {
+  const double f = std::floor(x_original);
+  const double frac = x_original - f;  // exact in double
+  double r = f;
   switch (mode) {
     case ResizeNearestMode::kRoundPreferFloor:
-      r = frac > 0.5f ? f + 1.0f : f;
+      r = frac > 0.5 ? f + 1.0 : f;
       break;
     case ResizeNearestMode::kRoundPreferCeil:
-      r = frac >= 0.5f ? f + 1.0f : f;
+      r = frac >= 0.5 ? f + 1.0 : f;
       break;
     case ResizeNearestMode::kFloor:
       r = f;
@@ -40,10 +41,13 @@ int64_t resize_nearest_index(ResizeNearestMode mode, float x_original, float sca
       r = std::ceil(x_original);
       break;
     case ResizeNearestMode::kSimple:
-      r = scale < 1.0f ? std::ceil(x_original) : f;
+      r = scale < 1.0 ? std::ceil(x_original) : f;
       break;
   }
-  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+  // Clamp in double: NaN, inf and values beyond int64 never reach the conversion.
+  if (!(r > 0.0)) return 0;
+  if (r >= static_cast<double>(in - 1)) return in - 1;
+  return static_cast<int64_t>(r);
 }
 
 void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,

@@ -10,11 +10,12 @@
 namespace tern::kernels::ref {
 
 /// ONNX Resize coordinate_transformation_mode: how an output index maps to an input
-/// coordinate (x_resized -> x_original).
+/// coordinate (x_resized -> x_original). `length` is the resized length in * scale (not
+/// floored; sizes[d] when sizes were given), as the ONNX reference uses it.
 enum class ResizeCoordMode {
   kHalfPixel,         ///< (x + 0.5) / scale - 0.5
-  kPytorchHalfPixel,  ///< as half_pixel, but 0 when the output length is 1
-  kAlignCorners,      ///< x * (in - 1) / (out - 1), 0 when out == 1
+  kPytorchHalfPixel,  ///< as half_pixel, but 0 when length <= 1
+  kAlignCorners,      ///< x * (in - 1) / (length - 1), 0 when length == 1
   kAsymmetric,        ///< x / scale (Upsample and Resize-10)
   kTfHalfPixelForNn,  ///< (x + 0.5) / scale
 };
@@ -24,13 +25,17 @@ enum class ResizeCoordMode {
 /// have it): floor when upsampling (scale >= 1), ceil when downsampling.
 enum class ResizeNearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
 
-/// x_original for output index `x` along a dim of input length `in` and output length
-/// `out`; `scale` is the dim's scale (out / in when sizes were given). Float arithmetic,
-/// as ONNX Runtime computes it.
-float resize_source_coord(ResizeCoordMode mode, int64_t x, float scale, int64_t in, int64_t out);
+/// x_original for output index `x` along a dim of input length `in`; `scale` is the dim's
+/// scale (sizes[d] / in when sizes were given) and `length` the resized length in * scale
+/// (sizes[d] when sizes were given). Double arithmetic, as the ONNX reference computes it;
+/// the one coordinate transform of every Resize mode but tf_crop_and_resize.
+double resize_source_coord(ResizeCoordMode mode, int64_t x, double scale, double length,
+                           int64_t in);
 
-/// The input index nearest mode reads for coordinate `x_original`, clamped to [0, in).
-int64_t resize_nearest_index(ResizeNearestMode mode, float x_original, float scale, int64_t in);
+/// The input index nearest mode reads for coordinate `x_original`, clamped to [0, in)
+/// (in >= 1). The rounding happens in double and the clamp before the conversion, so
+/// any coordinate gives a defined index (NaN gives 0).
+int64_t resize_nearest_index(ResizeNearestMode mode, double x_original, double scale, int64_t in);
 
 /// Nearest-neighbour resize of a contiguous rank-`rank` tensor. src_index[d] has
 /// out_shape[d] entries: the input index along dim d of each output index.
