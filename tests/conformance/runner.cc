@@ -37,6 +37,12 @@ const char* status_name(Status s) {
   return "?";
 }
 
+Tolerance tolerance_for(DType dtype) {
+  Tolerance tol;
+  if (dtype == DType::kBFloat16) tol.rtol = 1.0 / 128;
+  return tol;
+}
+
 namespace {
 
 // Element i of a contiguous tensor as double (floats) for the tolerance test.
@@ -261,7 +267,7 @@ std::string run_data_sets(const fs::path& case_dir) {
     }
     for (size_t i = 0; i < outs.size(); ++i) {
       const Tensor expected = as_declared(read_tensor(out_files[i]), session.outputs()[i].dtype);
-      const std::string why = compare_tensors(outs[i].tensor, expected, Tolerance{});
+      const std::string why = compare_tensors(outs[i].tensor, expected, tolerance_for(expected.dtype()));
       if (!why.empty()) {
         return fmt::format("{}: output {} '{}': {}", set.filename().string(), i, outs[i].name, why);
       }
@@ -426,7 +432,9 @@ std::string markdown_report(const std::vector<CaseResult>& results, const std::s
         "--report`); do not edit by hand.\n"
      << "Data: Debian's libonnx-testdata (ONNX 1.12 backend test cases), " << data_dir << ".\n"
      << "A case passes when every output of every test data set matches: same dtype and "
-        "shape, floats within |got - want| <= 1e-5 + 1e-3 |want|, integers and bools exactly. "
+        "shape, floats within |got - want| <= 1e-5 + 1e-3 |want| (bfloat16: 1e-5 + 2^-7 |want|, "
+        "one unit in its last place, since ONNX leaves its rounding open), integers, bools "
+        "and strings exactly. "
         "A case is unsupported when its model uses an op type tern does not implement, or a "
         "non-tensor (sequence, optional, map) or complex value; the message is tern's own "
         "error. A case is bad test data when an input file's shape contradicts the static "

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -25,6 +26,26 @@ TEST(ConformanceCompare, FloatsWithinTolerance) {
   EXPECT_NE(why.find("1 of 2 elements differ"), std::string::npos) << why;
   EXPECT_NE(why.find("flat index 0"), std::string::npos) << why;
   EXPECT_NE(compare_tensors(f32({0.f}, {1}), f32({2e-5f}, {1}), tol), "");
+}
+
+TEST(ConformanceCompare, BFloat16ToleranceIsOneUnitInTheLastPlace) {
+  EXPECT_EQ(tolerance_for(DType::kFloat32).rtol, 1e-3);
+  EXPECT_EQ(tolerance_for(DType::kFloat16).rtol, 1e-3);
+  EXPECT_EQ(tolerance_for(DType::kBFloat16).rtol, 1.0 / 128);
+  EXPECT_EQ(tolerance_for(DType::kBFloat16).atol, 1e-5);
+  // 0.478515625 and 0.48046875 are neighbouring bfloat16 values (truncated vs rounded
+  // 0.4794...): they match under the bfloat16 tolerance, not under the float32 one.
+  auto bf16 = [](float v) {
+    Tensor t = Tensor::empty(DType::kBFloat16, {1});
+    t.data<BFloat16>()[0].bits = static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16);
+    return t;
+  };
+  EXPECT_EQ(compare_tensors(bf16(0.48046875f), bf16(0.478515625f),
+                            tolerance_for(DType::kBFloat16)),
+            "");
+  EXPECT_NE(compare_tensors(bf16(0.48046875f), bf16(0.4765625f), tolerance_for(DType::kBFloat16)),
+            "");
+  EXPECT_NE(compare_tensors(bf16(0.48046875f), bf16(0.478515625f), Tolerance{}), "");
 }
 
 TEST(ConformanceCompare, NanAndInfinity) {
