@@ -68,35 +68,6 @@ class GatherOp final : public Op {
   int64_t axis_ = 0;
 };
 
-/// Reads an int32/int64 indices tensor as int64, checking each value against `dim_of(j)`
-/// (the size of the dim index j addresses) and wrapping negative values.
-template <typename DimOf>
-std::vector<int64_t> checked_indices(const Tensor& indices, const std::string& where,
-                                     DimOf dim_of) {
-  const Tensor t = indices.contiguous();
-  std::vector<int64_t> out(t.numel());
-  visit_dtype<int32_t, int64_t>(t.dtype(), where, [&]<typename TI>() {
-    const TI* idx = t.data<TI>();
-    for (size_t j = 0; j < out.size(); ++j) {
-      const int64_t n = dim_of(static_cast<int64_t>(j));
-      int64_t k = static_cast<int64_t>(idx[j]);
-      TERN_CHECK(k >= -n && k < n, InvalidArgument,
-                 "{}: index {} (indices element {}) is out of range for a dim of size {} "
-                 "(expected {}..{})",
-                 where, k, j, n, -n, n - 1);
-      out[j] = k < 0 ? k + n : k;
-    }
-  });
-  return out;
-}
-
-/// Row-major strides of `shape`.
-std::vector<int64_t> strides_of(const Shape& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
-  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) st[d] = st[d + 1] * shape[d + 1];
-  return st;
-}
-
 class GatherElementsOp final : public Op {
  public:
   GatherElementsOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {

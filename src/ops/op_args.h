@@ -136,4 +136,35 @@ inline void check_contiguous_output(const Tensor& t, const std::string& where, i
              shape_str(t.shape()), shape_str(t.strides()));
 }
 
+/// Reads an int32/int64 indices tensor as int64, checking each value against `dim_of(j)`
+/// (the size of the dim index j addresses) and wrapping negative values. Throws
+/// InvalidArgument naming `where` and the element for an index outside [-n, n), and
+/// UnsupportedOpError for another dtype. Used by GatherElements/ND and Scatter*.
+template <typename DimOf>
+std::vector<int64_t> checked_indices(const Tensor& indices, const std::string& where,
+                                     DimOf dim_of) {
+  const Tensor t = indices.contiguous();
+  std::vector<int64_t> out(t.numel());
+  visit_dtype<int32_t, int64_t>(t.dtype(), where, [&]<typename TI>() {
+    const TI* idx = t.data<TI>();
+    for (size_t j = 0; j < out.size(); ++j) {
+      const int64_t n = dim_of(static_cast<int64_t>(j));
+      int64_t k = static_cast<int64_t>(idx[j]);
+      TERN_CHECK(k >= -n && k < n, InvalidArgument,
+                 "{}: index {} (indices element {}) is out of range for a dim of size {} "
+                 "(expected {}..{})",
+                 where, k, j, n, -n, n - 1);
+      out[j] = k < 0 ? k + n : k;
+    }
+  });
+  return out;
+}
+
+/// Row-major strides of `shape`.
+inline std::vector<int64_t> strides_of(const Shape& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) st[d] = st[d + 1] * shape[d + 1];
+  return st;
+}
+
 }  // namespace tern::ops

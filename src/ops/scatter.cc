@@ -30,24 +30,6 @@ Reduction parse_reduction(const Attrs& attrs, const OpContext& ctx) {
   return Reduction::kNone;
 }
 
-/// int32/int64 indices as int64, each checked against dim_of(j) and wrapped if negative.
-template <typename DimOf>
-std::vector<int64_t> read_indices(const Tensor& t_in, const std::string& where, DimOf dim_of) {
-  const Tensor t = t_in.contiguous();
-  std::vector<int64_t> out(t.numel());
-  visit_dtype<int32_t, int64_t>(t.dtype(), where, [&]<typename TI>() {
-    for (size_t j = 0; j < out.size(); ++j) {
-      const int64_t n = dim_of(static_cast<int64_t>(j));
-      const int64_t k = static_cast<int64_t>(t.data<TI>()[j]);
-      TERN_CHECK(k >= -n && k < n, InvalidArgument,
-                 "{}: index {} (indices element {}) is out of range for a dim of size {}", where, k,
-                 j, n);
-      out[j] = k < 0 ? k + n : k;
-    }
-  });
-  return out;
-}
-
 /// Applies updates: dst[dst_off[j] + e] (op)= src[j * count + e] for e < count, in order.
 void apply(Reduction red, DType dtype, const std::string& where,
            const std::vector<int64_t>& dst_off, int64_t count, const void* src, void* dst) {
@@ -98,12 +80,6 @@ void check_dtypes_for(Reduction red, std::span<const InferInput> inputs, const s
   }
 }
 
-std::vector<int64_t> row_strides(const Shape& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
-  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) st[d] = st[d + 1] * shape[d + 1];
-  return st;
-}
-
 class ScatterElementsOp final : public Op {
  public:
   ScatterElementsOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {
@@ -138,8 +114,9 @@ class ScatterElementsOp final : public Op {
     const int rank = y.rank();
     const int axis = normalize_axis(axis_, rank, where());
     const int64_t n = y.dim(axis);
-    const std::vector<int64_t> idx = read_indices(inputs[1], where(), [n](int64_t) { return n; });
-    const std::vector<int64_t> st = row_strides(y.shape());
+    const std::vector<int64_t> idx =
+        checked_indices(inputs[1], where(), [n](int64_t) { return n; });
+    const std::vector<int64_t> st = strides_of(y.shape());
     std::vector<int64_t> dst_off(idx.size());
     std::vector<int64_t> pos(rank, 0);
     for (size_t j = 0; j < idx.size(); ++j) {
@@ -188,8 +165,8 @@ class ScatterNDOp final : public Op {
     const Shape& ds = y.shape();
     const int64_t m = inputs[1].shape().back();
     const std::vector<int64_t> idx =
-        read_indices(inputs[1], where(), [&](int64_t j) { return ds[j % m]; });
-    const std::vector<int64_t> st = row_strides(ds);
+        checked_indices(inputs[1], where(), [&](int64_t j) { return ds[j % m]; });
+    const std::vector<int64_t> st = strides_of(ds);
     const int64_t slice = m < static_cast<int64_t>(ds.size()) ? st[m - 1] : 1;
     std::vector<int64_t> dst_off(idx.size() / m);
     for (size_t t = 0; t < dst_off.size(); ++t) {
