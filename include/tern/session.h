@@ -26,7 +26,18 @@ struct SessionOptions {
   int64_t max_tensor_bytes = int64_t{1} << 31;
   /// Largest sum of all tensors a model file may declare, in bytes.
   int64_t max_model_bytes = int64_t{4} << 30;
+  /// Graph passes to skip, by name ("fuse-epilogue", "assign-layout", ...; `tern inspect
+  /// --passes` and tern::pass_names() list them). Results stay the same with any pass
+  /// off; only speed and memory change. An unknown name throws InvalidArgument at the
+  /// first run.
+  std::vector<std::string> disabled_passes = {};
+  /// Check the graph after every pass (structure, types, output types unchanged); always
+  /// on when tern itself is a debug build. Costs plan time only.
+  bool verify_passes = false;
 };
+
+/// The graph passes, in the order they run (names for SessionOptions::disabled_passes).
+std::vector<std::string> pass_names();
 
 /// Name, dtype and declared shape of a graph input or output. A symbolic dim is -1 in
 /// `shape` and has its name in `dim_names` (e.g. "height"); fixed dims have "". When the
@@ -54,9 +65,29 @@ struct LayerInfo {
   std::string name;
   std::string op_type;
   std::vector<std::string> outputs;
-  std::vector<Shape> output_shapes;  ///< empty shape list when only known at run time
+  std::vector<Shape> output_shapes;  ///< physical shapes; empty list when only known at run time
+  std::vector<std::string> layouts;  ///< per output: "plain", "NCHW16c", ...
   int64_t macs = 0;                  ///< multiply-accumulates (Conv, Gemm, MatMul)
-  bool constant = false;             ///< all inputs constant: folded at plan time
+};
+
+/// The compiled plan for concrete input shapes: its nodes and its memory, in bytes.
+struct PlanInfo {
+  std::vector<LayerInfo> layers;    ///< the nodes that run per inference, in order
+  int nodes_before = 0;             ///< nodes in the model file
+  int nodes_after = 0;              ///< nodes left after the pass pipeline
+  int64_t arena_bytes = 0;          ///< the one buffer all planned intermediates share
+  int64_t intermediate_bytes = 0;   ///< sum of all intermediate tensor sizes (no reuse)
+  int64_t arena_values = 0;         ///< intermediates placed in the arena
+  int64_t in_place_values = 0;      ///< intermediates written into their input's buffer
+  int64_t weight_bytes = 0;         ///< constants the plan's nodes read (packed ones included)
+  int64_t packed_weight_bytes = 0;  ///< of which re-laid-out at plan time for the kernels
+};
+
+/// The graph after one pass of the pipeline (`tern inspect --passes`).
+struct PassTrace {
+  std::string pass;     ///< its name; "(model)" for the graph as loaded
+  int changes = 0;      ///< rewrites the pass made
+  std::string listing;  ///< one line per node: name, op, inputs, output shapes and layouts
 };
 
 /// A loaded model, ready to run. Thread-compatible: one run at a time per session.
@@ -93,6 +124,18 @@ class Session {
   /// Per-node output shapes and MACs for the given input shapes (all inputs required,
   /// checked as in run()). Shapes that depend on input values are left empty.
   std::vector<LayerInfo> describe(const std::map<std::string, Shape>& input_shapes);
+
+  /// The compiled plan for the given input shapes (checked as in describe()): nodes,
+  /// node counts before and after the passes, arena and weight bytes.
+  PlanInfo plan_info(const std::map<std::string, Shape>& input_shapes);
+
+  /// Compiles the model for the given input shapes again, recording the graph before the
+  /// passes and after each one that runs (the session's disabled passes stay off).
+  std::vector<PassTrace> trace_passes(const std::map<std::string, Shape>& input_shapes);
+
+  /// The compiled plan for the given input shapes as Graphviz DOT (nodes with op and
+  /// name, edges with shape and layout).
+  std::string plan_dot(const std::map<std::string, Shape>& input_shapes);
 
   /// Count of each op type in the model, e.g. {"Conv": 56, "Relu": 41}.
   std::map<std::string, int> op_histogram() const;

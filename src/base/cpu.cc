@@ -61,4 +61,17 @@ CpuInfo cpu_info() {
   return info;
 }
 
+int simd_float_lanes() {
+  const int64_t usable = hwy::SupportedTargets() & HWY_TARGETS;
+  const int64_t best = usable & -usable;
+  // 512-bit targets (AVX3 and its successors sit at lower bits than AVX2 in Highway's
+  // target order, better targets first), 256-bit AVX2, and 128-bit for the rest (SSE4,
+  // NEON, EMU128). SVE's width varies; tern's Arm build compiles NEON.
+#if HWY_ARCH_X86
+  if (best != 0 && best < HWY_AVX2) return 16;
+  if (best == HWY_AVX2) return 8;
+#endif
+  return 4;
+}
+
 }  // namespace tern

@@ -30,4 +30,8 @@ struct CpuInfo {
 /// Queries the CPU once per call (cheap: a few syscalls and a read of /proc/cpuinfo).
 CpuInfo cpu_info();
 
+/// Floats in one SIMD vector of the best target run-time dispatch picks: 16 (AVX-512),
+/// 8 (AVX2) or 4 (SSE4, NEON, EMU128). The channel block c of tern's NCHWc layout.
+int simd_float_lanes();
+
 }  // namespace tern

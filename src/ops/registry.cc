@@ -114,10 +114,15 @@ const OpRegistry& OpRegistry::global() {
   return registry;
 }
 
+namespace {
+std::string registry_key(const std::string& domain, const std::string& op_type) {
+  return domain.empty() ? op_type : domain + "." + op_type;
+}
+}  // namespace
+
 void OpRegistry::add(OpSchema schema) {
-  TERN_CHECK(schemas_.count(schema.op_type) == 0, InvalidArgument, "op '{}' registered twice",
-             schema.op_type);
-  std::string key = schema.op_type;
+  std::string key = registry_key(schema.domain, schema.op_type);
+  TERN_CHECK(schemas_.count(key) == 0, InvalidArgument, "op '{}' registered twice", key);
   schemas_.emplace(std::move(key), std::move(schema));
 }
 
@@ -126,9 +131,15 @@ const OpSchema* OpRegistry::find(const std::string& op_type) const {
   return it == schemas_.end() ? nullptr : &it->second;
 }
 
+const OpSchema* OpRegistry::find(const std::string& domain, const std::string& op_type) const {
+  auto it = schemas_.find(registry_key(domain, op_type));
+  return it == schemas_.end() ? nullptr : &it->second;
+}
+
 std::vector<std::string> OpRegistry::op_types() const {
   std::vector<std::string> out;
-  for (const auto& [name, schema] : schemas_) out.push_back(name);
+  for (const auto& [name, schema] : schemas_)
+    if (schema.domain.empty()) out.push_back(name);
   return out;
 }
 

@@ -12,9 +12,16 @@
 
 namespace tern::ops {
 
+/// The domain of tern's internal ops (FusedConv, Reorder, ...). The loader accepts only
+/// the default ONNX domain, so a model cannot use these directly.
+inline constexpr const char* kInternalDomain = "tern";
+
 /// How to create one ONNX op, and the input/output counts its spec allows.
 struct OpSchema {
   std::string op_type;
+  /// "" for the default ONNX domain; kInternalDomain for ops only tern's graph passes
+  /// create (fused operators, layout reorders), which a model file cannot name.
+  std::string domain;
   int min_inputs = 1;
   int max_inputs = 1;
   int min_outputs = 1;
@@ -33,8 +40,10 @@ class OpRegistry {
 
   /// Registers `schema`. Throws InvalidArgument when its op type is already registered.
   void add(OpSchema schema);
-  /// The schema for `op_type`, or nullptr.
+  /// The schema for `op_type` in the default domain, or nullptr.
   const OpSchema* find(const std::string& op_type) const;
+  /// The schema for `op_type` in `domain` ("" or kInternalDomain), or nullptr.
+  const OpSchema* find(const std::string& domain, const std::string& op_type) const;
   /// Sorted op types ("Abs", "Add", ...), for the "supported ops are ..." message.
   std::vector<std::string> op_types() const;
 

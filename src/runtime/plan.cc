@@ -1,188 +1,166 @@
 #include "runtime/plan.h"
 
 #include <algorithm>
+#include <unordered_set>
+
+#include "base/cpu.h"
+#include "ops/execute.h"
 
 namespace tern::runtime {
 
-namespace {
+using passes::BufferAssignment;
 
-// String elements are objects (std::string), not bytes: only ops that handle them as such
-// (or read only the shape) may see them; the others would copy them bytewise.
-bool takes_strings(const std::string& op_type) {
-  return op_type == "Cast" || op_type == "CastLike" || op_type == "Identity" ||
-         op_type == "Constant" || op_type == "Shape" || op_type == "Size";
-}
-
-void check_string_support(const ops::Op& op, const std::vector<Tensor>& inputs,
-                          const std::vector<ops::TensorType>& outputs) {
-  if (takes_strings(op.context().op_type)) return;
-  bool strings = false;
-  for (const Tensor& t : inputs) strings = strings || (t.defined() && t.dtype() == DType::kString);
-  for (const auto& t : outputs) strings = strings || t.dtype == DType::kString;
-  TERN_CHECK(!strings, UnsupportedOpError,
-             "{}: string tensors are supported only by Cast, CastLike, Identity, Constant, "
-             "Shape and Size",
-             op.where());
-}
-
-}  // namespace
-
-std::vector<Tensor> run_node(const ops::Op& op, const std::vector<Tensor>& inputs,
-                             const std::vector<ops::TensorType>* types,
-                             const std::vector<int>& output_values, const ops::ExecContext& ctx,
-                             int64_t max_tensor_bytes) {
-  const int num_outputs = static_cast<int>(output_values.size());
-  return with_node_context(op, [&] {
-    std::vector<ops::TensorType> inferred;
-    if (types == nullptr) {
-      std::vector<ops::InferInput> infer_in = ops::infer_inputs_from(inputs);
-      inferred = op.infer(infer_in);
-      types = &inferred;
-    }
-    check_string_support(op, inputs, *types);
-    TERN_CHECK(static_cast<int>(types->size()) >= num_outputs, Error,
-               "{}: inference gave {} outputs, the node has {}", op.where(), types->size(),
-               num_outputs);
-    std::vector<Tensor> outputs(num_outputs);
-    for (int k = 0; k < num_outputs; ++k) {
-      if (output_values[k] < 0) continue;
-      const ops::TensorType& t = (*types)[k];
-      const int64_t n = shape_numel(t.shape);
-      TERN_CHECK(n <= max_tensor_bytes / static_cast<int64_t>(dtype_size(t.dtype)), ShapeError,
-                 "{}: output {} of shape {} ({}) would take {} bytes, over the limit of {} "
-                 "(SessionOptions.max_tensor_bytes)",
-                 op.where(), k, shape_str(t.shape), dtype_name(t.dtype),
-                 static_cast<double>(n) * dtype_size(t.dtype), max_tensor_bytes);
-      if (!op.returns_view()) outputs[k] = Tensor::empty(t.dtype, t.shape);
-    }
-    op.run(inputs, outputs, ctx);
-    return outputs;
-  });
-}
-
-std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
-                                 const std::vector<std::unique_ptr<ops::Op>>& ops,
-                                 const std::vector<int>& order,
-                                 const std::vector<ops::TensorType>& input_types,
-                                 const ops::ExecContext& ctx, int64_t max_tensor_bytes) {
-  auto plan = std::make_unique<Plan>();
-  const size_t nv = graph.values.size();
-  plan->constants.resize(nv);
-  std::vector<std::optional<ops::TensorType>> types(nv);
-
-  for (size_t v = 0; v < nv; ++v) {
-    const ir::Value& value = graph.values[v];
-    if (value.is_constant()) {
-      plan->constants[v] = value.constant;
-      types[v] = ops::TensorType{value.constant.dtype(), value.constant.shape()};
-    }
-  }
-  for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    plan->input_shapes.push_back(input_types[i].shape);
-    types[graph.inputs[i]] = input_types[i];
-  }
-
-  std::vector<bool> is_output(nv, false);
-  for (int v : graph.outputs) is_output[v] = true;
-
-  for (int n : order) {
-    const ir::Node& node = graph.nodes[n];
-    const ops::Op& op = *ops[n];
+std::vector<LayerInfo> layers_of(const passes::Program& p) {
+  std::vector<LayerInfo> layers;
+  const ir::Graph& g = p.graph;
+  for (int n : g.topological_order()) {
+    const ir::Node& node = g.nodes[n];
     LayerInfo layer;
     layer.name = node.name;
     layer.op_type = node.op_type;
-    for (int out : node.outputs) layer.outputs.push_back(out < 0 ? "" : graph.values[out].name);
-
-    // Gather what is known about the inputs.
-    bool types_known = true;
-    bool all_constant = true;
-    std::vector<ops::InferInput> infer_in(node.inputs.size());
-    std::vector<ops::TensorType> in_types;
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const int v = node.inputs[k];
+    std::vector<ops::TensorType> in_types, out_types;
+    bool known = true;
+    for (int v : node.inputs) {
       if (v < 0) continue;
-      if (!types[v]) {
-        types_known = false;
-        break;
-      }
-      infer_in[k].present = true;
-      infer_in[k].dtype = types[v]->dtype;
-      infer_in[k].shape = types[v]->shape;
-      infer_in[k].value = plan->constants[v].defined() ? &plan->constants[v] : nullptr;
-      all_constant = all_constant && plan->constants[v].defined();
-      in_types.push_back(*types[v]);
+      if (p.types[v])
+        in_types.push_back(*p.types[v]);
+      else
+        known = false;
     }
+    for (int v : node.outputs) {
+      layer.outputs.push_back(v < 0 ? "" : g.values[v].name);
+      if (v < 0) continue;
+      layer.layouts.push_back(layout_name(p.layouts[v]));
+      if (p.types[v])
+        out_types.push_back(*p.types[v]);
+      else
+        known = false;
+    }
+    if (known) {
+      for (const auto& t : out_types) layer.output_shapes.push_back(t.shape);
+      layer.macs = p.ops[n]->macs(in_types, out_types);
+    }
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
 
-    std::optional<std::vector<ops::TensorType>> out_types;
-    if (types_known) {
-      try {
-        out_types = with_node_context(op, [&] { return op.infer(infer_in); });
-      } catch (const ops::ValueNotKnown&) {
-        out_types.reset();  // resolved at run time
+std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
+                                 const std::vector<ops::TensorType>& input_types,
+                                 const ops::ExecContext& ctx, int64_t max_tensor_bytes,
+                                 const passes::PipelineOptions& options) {
+  auto plan = std::make_unique<Plan>();
+  for (const auto& t : input_types) plan->input_shapes.push_back(t.shape);
+  plan->program =
+      passes::make_program(graph, input_types, ctx, max_tensor_bytes, simd_float_lanes());
+  passes::Program& p = plan->program;
+  passes::run_pipeline(p, options);
+
+  const ir::Graph& g = p.graph;
+  const std::vector<int> order = g.topological_order();
+  const size_t nv = g.values.size();
+  std::vector<int> last_reader(nv, -1);
+  for (int n : order) {
+    PlanStep step;
+    step.node = n;
+    std::vector<ops::TensorType> types;
+    bool known = true;
+    for (int v : g.nodes[n].outputs) {
+      if (v < 0) {
+        types.emplace_back();
+      } else if (p.types[v]) {
+        types.push_back(*p.types[v]);
+      } else {
+        known = false;
       }
     }
+    if (known) step.output_types = std::move(types);
+    for (int v : g.nodes[n].inputs)
+      if (v >= 0) last_reader[v] = static_cast<int>(plan->steps.size());
+    plan->steps.push_back(std::move(step));
+  }
+  // Values allocated per run are released after their last reader (arena values need no
+  // release; a released in-place source lives on in the tensor that took it over).
+  std::vector<bool> is_output(nv, false);
+  for (int v : g.outputs) is_output[v] = true;
+  for (size_t v = 0; v < nv; ++v) {
+    if (last_reader[v] >= 0 && !is_output[v] && !g.values[v].is_constant() &&
+        p.buffers[v].kind != BufferAssignment::Kind::kArena)
+      plan->steps[last_reader[v]].release_after.push_back(static_cast<int>(v));
+  }
 
-    std::optional<std::vector<Tensor>> from_types;
-    if (out_types && !all_constant) {
-      from_types = with_node_context(op, [&] { return op.fold_from_types(infer_in); });
+  PlanInfo& info = plan->info;
+  info.layers = layers_of(p);
+  info.nodes_before = static_cast<int>(graph.nodes.size());
+  info.nodes_after = static_cast<int>(g.nodes.size());
+  info.arena_bytes = p.memory.arena_bytes;
+  info.intermediate_bytes = p.memory.intermediate_bytes;
+  info.arena_values = p.memory.arena_values;
+  info.in_place_values = p.memory.in_place_values;
+  info.weight_bytes = p.weight_bytes();
+  info.packed_weight_bytes = p.memory.packed_weight_bytes;
+  return plan;
+}
+
+std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs,
+                            const ops::ExecContext& ctx, int64_t max_tensor_bytes) {
+  const passes::Program& p = plan.program;
+  const ir::Graph& g = p.graph;
+  if (p.memory.arena_bytes > 0 && !plan.arena) {
+    plan.arena = Storage::allocate(static_cast<size_t>(p.memory.arena_bytes));
+  }
+  std::vector<Tensor> values(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].is_constant()) values[v] = g.values[v].constant;
+  for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = *inputs[i];
+
+  for (const PlanStep& step : plan.steps) {
+    const ir::Node& node = g.nodes[step.node];
+    std::vector<Tensor> in(node.inputs.size());
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (node.inputs[k] >= 0) in[k] = values[node.inputs[k]];
     }
-    if (from_types) {
-      // The outputs depend only on input shapes (Shape): constants for this plan.
+    // Outputs the memory plan placed: views of the arena, or the input taken over.
+    std::vector<Tensor> prealloc(node.outputs.size());
+    if (step.output_types) {
       for (size_t k = 0; k < node.outputs.size(); ++k) {
         const int v = node.outputs[k];
         if (v < 0) continue;
-        plan->constants[v] = (*from_types)[k];
-        types[v] = (*out_types)[k];
-      }
-      layer.constant = true;
-    } else if (out_types && all_constant) {
-      // Every input is known: evaluate now; the outputs become constants.
-      std::vector<Tensor> inputs(node.inputs.size());
-      for (size_t k = 0; k < node.inputs.size(); ++k) {
-        if (node.inputs[k] >= 0) inputs[k] = plan->constants[node.inputs[k]];
-      }
-      std::vector<Tensor> outputs =
-          run_node(op, inputs, &*out_types, node.outputs, ctx, max_tensor_bytes);
-      for (size_t k = 0; k < node.outputs.size(); ++k) {
-        const int v = node.outputs[k];
-        if (v < 0) continue;
-        plan->constants[v] = outputs[k];
-        types[v] = (*out_types)[k];
-      }
-      layer.constant = true;
-    } else {
-      PlanStep step;
-      step.node = n;
-      if (out_types) {
-        step.output_types = out_types;
-        for (size_t k = 0; k < node.outputs.size(); ++k) {
-          if (node.outputs[k] >= 0) types[node.outputs[k]] = (*out_types)[k];
+        const BufferAssignment& b = p.buffers[v];
+        const ops::TensorType& t = (*step.output_types)[k];
+        if (b.kind == BufferAssignment::Kind::kArena) {
+          prealloc[k] = Tensor::from_blob(static_cast<char*>(plan.arena->data()) + b.offset,
+                                          t.dtype, t.shape);
+        } else if (b.kind == BufferAssignment::Kind::kInPlace) {
+          prealloc[k] = values[b.reuses];
         }
       }
-      plan->steps.push_back(std::move(step));
     }
-    if (out_types) {
-      for (size_t k = 0; k < node.outputs.size() && k < out_types->size(); ++k) {
-        layer.output_shapes.push_back((*out_types)[k].shape);
-      }
-      layer.macs = op.macs(in_types, *out_types);
+    std::vector<Tensor> out =
+        ops::run_node(*p.ops[step.node], in, step.output_types ? &*step.output_types : nullptr,
+                      node.outputs, ctx, max_tensor_bytes, prealloc);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k] >= 0) values[node.outputs[k]] = std::move(out[k]);
     }
-    plan->layers.push_back(std::move(layer));
+    for (int v : step.release_after) values[v] = Tensor();
   }
 
-  // Liveness: release each intermediate after the last step that reads it.
-  std::vector<int> last_reader(nv, -1);
-  for (size_t s = 0; s < plan->steps.size(); ++s) {
-    for (int v : graph.nodes[plan->steps[s].node].inputs) {
-      if (v >= 0) last_reader[v] = static_cast<int>(s);
-    }
+  // Outputs must not alias the caller's inputs, the plan's constants or its arena: the
+  // memory plan keeps outputs out of the arena, and a constant or input is copied.
+  std::unordered_set<const void*> shared;
+  for (const ir::Value& v : g.values)
+    if (v.is_constant()) shared.insert(v.constant.storage().get());
+  for (const Tensor* t : inputs) shared.insert(t->storage().get());
+  std::vector<Tensor> result;
+  for (int v : g.outputs) {
+    Tensor t = values[v];
+    const char* data = t.numel() > 0 ? static_cast<const char*>(t.raw_data()) : nullptr;
+    const char* arena = plan.arena ? static_cast<const char*>(plan.arena->data()) : nullptr;
+    const bool in_arena = arena && data && data >= arena && data < arena + p.memory.arena_bytes;
+    if (shared.count(t.storage().get()) || in_arena || !t.is_contiguous()) t = t.clone();
+    result.push_back(std::move(t));
   }
-  for (size_t v = 0; v < nv; ++v) {
-    if (last_reader[v] >= 0 && !is_output[v] && !plan->constants[v].defined()) {
-      plan->steps[last_reader[v]].release_after.push_back(static_cast<int>(v));
-    }
-  }
-  return plan;
+  return result;
 }
 
 }  // namespace tern::runtime

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "base/check.h"
+#include "base/cpu.h"
 #include "onnx/loader.h"
 #include "ops/registry.h"
 #include "runtime/plan.h"
@@ -17,8 +18,6 @@ struct Session::Impl {
   SessionOptions options;
   int num_threads = 1;
   ir::Graph graph;
-  std::vector<int> order;
-  std::vector<std::unique_ptr<ops::Op>> ops;  // by node index
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   // Plans by input shapes, most recently used last; at most kMaxPlans are kept so a
@@ -30,6 +29,8 @@ struct Session::Impl {
   std::vector<ops::TensorType> check_input_shapes(const std::vector<Shape>& shapes,
                                                   const std::vector<DType>* dtypes) const;
   runtime::Plan& plan_for(const std::vector<ops::TensorType>& types);
+  passes::PipelineOptions pipeline_options() const;
+  std::vector<ops::TensorType> types_for(const std::map<std::string, Shape>& shapes) const;
 };
 
 namespace {
@@ -62,14 +63,15 @@ std::string declared_shape_str(const TensorInfo& info) {
   return s + "]";
 }
 
-
 void Session::Impl::init() {
   TERN_CHECK(options.num_threads >= 0, InvalidArgument,
              "SessionOptions.num_threads must be >= 0 (0 = one per core), but got {}",
              options.num_threads);
   num_threads = options.num_threads > 0 ? options.num_threads : omp_get_num_procs();
-  order = graph.topological_order();
-  ops.resize(graph.nodes.size());
+  passes::check_pass_names(options.disabled_passes);
+  graph.topological_order();  // throws ModelError on a cycle
+  // Every op is created once now, so an unsupported op or a bad attribute fails at load
+  // time; each plan creates its own ops for the graph its passes produce.
   const auto& registry = ops::OpRegistry::global();
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const ir::Node& node = graph.nodes[n];
@@ -77,10 +79,9 @@ void Session::Impl::init() {
     TERN_CHECK(schema != nullptr, UnsupportedOpError,
                "node '{}' uses op '{}' (opset {}), which tern does not support", node.name,
                node.op_type, graph.opset);
-    ops::OpContext ctx{node.name, node.op_type, graph.opset,
-                       static_cast<int>(node.outputs.size())};
+    ops::OpContext ctx{node.name, node.op_type, graph.opset, static_cast<int>(node.outputs.size())};
     ops::Attrs attrs(node.attrs, node.op_type + " '" + node.name + "'");
-    ops[n] = schema->create(attrs, ctx);
+    (void)schema->create(attrs, ctx);
   }
   for (int v : graph.inputs) {
     TensorInfo info = info_of(graph.values[v]);
@@ -128,12 +129,46 @@ runtime::Plan& Session::Impl::plan_for(const std::vector<ops::TensorType>& types
       return *plans.back();
     }
   }
-  auto plan = runtime::build_plan(graph, ops, order, types, ops::ExecContext{num_threads},
-                                  options.max_tensor_bytes);
+  auto plan = runtime::build_plan(graph, types, ops::ExecContext{num_threads},
+                                  options.max_tensor_bytes, pipeline_options());
   if (plans.size() == kMaxPlans) plans.erase(plans.begin());  // least recently used
   plans.push_back(std::move(plan));
   return *plans.back();
 }
+
+passes::PipelineOptions Session::Impl::pipeline_options() const {
+  passes::PipelineOptions p;
+  p.disabled = options.disabled_passes;
+#ifdef NDEBUG
+  p.verify = options.verify_passes;
+#else
+  p.verify = true;  // debug builds check the graph after every pass
+#endif
+  return p;
+}
+
+std::vector<ops::TensorType> Session::Impl::types_for(
+    const std::map<std::string, Shape>& input_shapes) const {
+  for (const auto& [name, shape] : input_shapes) {
+    bool known = false;
+    for (const TensorInfo& info : inputs) known = known || info.name == name;
+    TERN_CHECK(known, InvalidArgument, "no graph input is named '{}'; inputs are: {}", name, [&] {
+      std::vector<std::string> names;
+      for (const TensorInfo& info : inputs) names.push_back(info.name);
+      return fmt::format("{}", fmt::join(names, ", "));
+    }());
+  }
+  std::vector<Shape> shapes;
+  for (const TensorInfo& info : inputs) {
+    auto it = input_shapes.find(info.name);
+    TERN_CHECK(it != input_shapes.end(), InvalidArgument, "input '{}' (shape {}) needs a shape",
+               info.name, declared_shape_str(info));
+    shapes.push_back(it->second);
+  }
+  return check_input_shapes(shapes, nullptr);
+}
+
+std::vector<std::string> pass_names() { return passes::pass_names(); }
 
 // ---- Session ----------------------------------------------------------------------------
 
@@ -151,8 +186,8 @@ Session::Session(const std::string& path, const SessionOptions& options) {
 Session Session::from_memory(const void* data, size_t size, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->graph =
-      onnx::load_model(data, size, onnx::LoadLimits{options.max_tensor_bytes, options.max_model_bytes});
+  impl->graph = onnx::load_model(
+      data, size, onnx::LoadLimits{options.max_tensor_bytes, options.max_model_bytes});
   impl->init();
   return Session(std::move(impl));
 }
@@ -186,24 +221,30 @@ int64_t Session::parameter_count() const {
 }
 
 std::vector<LayerInfo> Session::describe(const std::map<std::string, Shape>& input_shapes) {
-  std::vector<Shape> shapes;
-  for (const auto& [name, shape] : input_shapes) {
-    bool known = false;
-    for (const TensorInfo& info : impl_->inputs) known = known || info.name == name;
-    TERN_CHECK(known, InvalidArgument, "no graph input is named '{}'; inputs are: {}", name,
-               [&] {
-                 std::vector<std::string> names;
-                 for (const TensorInfo& info : impl_->inputs) names.push_back(info.name);
-                 return fmt::format("{}", fmt::join(names, ", "));
-               }());
-  }
-  for (const TensorInfo& info : impl_->inputs) {
-    auto it = input_shapes.find(info.name);
-    TERN_CHECK(it != input_shapes.end(), InvalidArgument, "input '{}' (shape {}) needs a shape",
-               info.name, declared_shape_str(info));
-    shapes.push_back(it->second);
-  }
-  return impl_->plan_for(impl_->check_input_shapes(shapes, nullptr)).layers;
+  return plan_info(input_shapes).layers;
+}
+
+PlanInfo Session::plan_info(const std::map<std::string, Shape>& input_shapes) {
+  return impl_->plan_for(impl_->types_for(input_shapes)).info;
+}
+
+std::string Session::plan_dot(const std::map<std::string, Shape>& input_shapes) {
+  return passes::program_dot(impl_->plan_for(impl_->types_for(input_shapes)).program);
+}
+
+std::vector<PassTrace> Session::trace_passes(const std::map<std::string, Shape>& input_shapes) {
+  const Impl& s = *impl_;
+  passes::Program p =
+      passes::make_program(s.graph, s.types_for(input_shapes), ops::ExecContext{s.num_threads},
+                           s.options.max_tensor_bytes, simd_float_lanes());
+  std::vector<PassTrace> trace;
+  trace.push_back({"(model)", 0, passes::dump_program(p)});
+  passes::PipelineOptions options = s.pipeline_options();
+  options.after_pass = [&](const passes::Pass& pass, int changes, const passes::Program& now) {
+    trace.push_back({pass.name(), changes, passes::dump_program(now)});
+  };
+  passes::run_pipeline(p, options);
+  return trace;
 }
 
 std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
@@ -223,8 +264,7 @@ std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
     }
     TERN_CHECK(bound[i] == nullptr, InvalidArgument, "input '{}' is given more than once",
                feed.name);
-    TERN_CHECK(feed.tensor.defined(), InvalidArgument, "input '{}' is an empty tensor",
-               feed.name);
+    TERN_CHECK(feed.tensor.defined(), InvalidArgument, "input '{}' is an empty tensor", feed.name);
     bound[i] = &feed.tensor;
   }
   std::vector<Shape> shapes;
@@ -235,39 +275,12 @@ std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
     shapes.push_back(bound[i]->shape());
     dtypes.push_back(bound[i]->dtype());
   }
-  const runtime::Plan& plan = s.plan_for(s.check_input_shapes(shapes, &dtypes));
-
-  // Execute the steps; constants come from the plan, intermediates die after last use.
-  std::vector<Tensor> values = plan.constants;
-  for (size_t i = 0; i < s.inputs.size(); ++i) values[g.inputs[i]] = *bound[i];
-  const ops::ExecContext ctx{s.num_threads};
-  for (const runtime::PlanStep& step : plan.steps) {
-    const ir::Node& node = g.nodes[step.node];
-    std::vector<Tensor> in(node.inputs.size());
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (node.inputs[k] >= 0) in[k] = values[node.inputs[k]];
-    }
-    std::vector<Tensor> out =
-        runtime::run_node(*s.ops[step.node], in,
-                          step.output_types ? &*step.output_types : nullptr, node.outputs, ctx,
-                          s.options.max_tensor_bytes);
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k] >= 0) values[node.outputs[k]] = std::move(out[k]);
-    }
-    for (int v : step.release_after) values[v] = Tensor();
-  }
-
-  // Outputs must not alias plan constants or the caller's inputs: copy those.
-  std::unordered_set<const Storage*> shared;
-  for (const Tensor& c : plan.constants)
-    if (c.defined()) shared.insert(c.storage().get());
-  for (const Tensor* t : bound) shared.insert(t->storage().get());
+  runtime::Plan& plan = s.plan_for(s.check_input_shapes(shapes, &dtypes));
+  std::vector<Tensor> outputs =
+      runtime::execute(plan, bound, ops::ExecContext{s.num_threads}, s.options.max_tensor_bytes);
   std::vector<NamedTensor> result;
-  for (int v : g.outputs) {
-    Tensor t = values[v];
-    if (shared.count(t.storage().get()) || !t.is_contiguous()) t = t.clone();
-    result.push_back({g.values[v].name, std::move(t)});
-  }
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    result.push_back({g.values[g.outputs[i]].name, std::move(outputs[i])});
   return result;
 }
 

@@ -48,7 +48,6 @@ std::map<std::string, Shape> parse_shape_args(const std::vector<std::string>& ar
   return shapes;
 }
 
-
 std::map<std::string, Shape> resolve_input_shapes(const Session& session,
                                                   const std::map<std::string, Shape>& given,
                                                   bool required) {
@@ -148,6 +147,20 @@ std::string one_line(const std::string& text) {
     }
   }
   return out;
+}
+
+void add_disable_pass_option(CLI::App& cmd, std::vector<std::string>& names) {
+  cmd.add_option("--disable-pass", names,
+                 fmt::format("Switch a graph pass off by name (repeatable): {}",
+                             fmt::join(pass_names(), ", ")))
+      ->allow_extra_args(false);
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  TERN_CHECK(out.good(), IOError, "cannot write '{}'", path);
 }
 
 }  // namespace tern::cli

@@ -2,6 +2,7 @@
 // number formatting, timing, peak memory.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <map>
 #include <stdexcept>
@@ -53,5 +54,14 @@ double peak_memory_mb();
 
 /// Replaces line breaks in `text` by "; " so an error stays on one line.
 std::string one_line(const std::string& text);
+
+/// Adds `--disable-pass NAME` (repeatable) to `cmd`, collecting the names in `names`
+/// (checked when the session is created: an unknown name is an InvalidArgument that
+/// lists the passes).
+void add_disable_pass_option(CLI::App& cmd, std::vector<std::string>& names);
+
+/// Writes `text` to the file at `path` (created or replaced). Throws IOError naming the
+/// file when it cannot be written.
+void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace tern::cli

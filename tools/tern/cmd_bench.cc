@@ -8,9 +8,9 @@
 #include <memory>
 #include <random>
 
-#include "kernels/reference/elementwise.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "kernels/reference/elementwise.h"
 #include "tern/session.h"
 
 namespace tern::cli {
@@ -22,6 +22,7 @@ struct BenchOptions {
   int threads = 0;
   int runs = 10;
   int warmup = 2;
+  std::vector<std::string> disabled_passes;
 };
 
 constexpr uint32_t kSeed = 20240601;
@@ -49,6 +50,7 @@ int run_bench(const BenchOptions& opt) {
   const std::map<std::string, Shape> given = parse_shape_args(opt.shapes);
   SessionOptions options;
   options.num_threads = opt.threads;
+  options.disabled_passes = opt.disabled_passes;
   Session session(opt.model, options);
   const std::map<std::string, Shape> shapes = resolve_input_shapes(session, given, true);
 
@@ -86,6 +88,10 @@ int run_bench(const BenchOptions& opt) {
   } else {
     fmt::print("peak memory: unavailable (no VmHWM in /proc/self/status)\n");
   }
+  const PlanInfo plan = session.plan_info(shapes);
+  fmt::print("plan:    {} nodes ({} in the model), arena {:.2f} MB, weights {:.2f} MB\n",
+             plan.nodes_after, plan.nodes_before, plan.arena_bytes / 1048576.0,
+             plan.weight_bytes / 1048576.0);
   return 0;
 }
 
@@ -102,6 +108,7 @@ Command add_bench(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_option("-t,--threads", opt->threads, "Threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
+  add_disable_pass_option(*sub, opt->disabled_passes);
   sub->add_option("-n,--runs", opt->runs, "Timed runs")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));

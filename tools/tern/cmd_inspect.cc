@@ -14,7 +14,9 @@ namespace {
 struct InspectOptions {
   std::string model;
   std::vector<std::string> shapes;
-  bool all = false;
+  bool passes = false;
+  std::string dot_file;
+  std::vector<std::string> disabled_passes;
 };
 
 void print_signature(const char* title, const std::vector<TensorInfo>& infos) {
@@ -30,21 +32,19 @@ void print_signature(const char* title, const std::vector<TensorInfo>& infos) {
 std::string shapes_text(const LayerInfo& layer) {
   if (layer.output_shapes.empty()) return "?";
   std::string s;
-  for (const Shape& shape : layer.output_shapes)
-    s += fmt::format("{}{}", s.empty() ? "" : " ", shape_str(shape));
+  for (size_t k = 0; k < layer.output_shapes.size(); ++k) {
+    s += fmt::format("{}{}", s.empty() ? "" : " ", shape_str(layer.output_shapes[k]));
+    if (k < layer.layouts.size() && layer.layouts[k] != "plain")
+      s += fmt::format(" {}", layer.layouts[k]);
+  }
   return s;
 }
 
-void print_layers(const std::vector<LayerInfo>& layers, bool all) {
+void print_layers(const std::vector<LayerInfo>& layers) {
   size_t name_width = 4, op_width = 2, shape_width = 12;
-  int hidden = 0;
   int64_t total_macs = 0;
   for (const LayerInfo& l : layers) {
     total_macs += l.macs;
-    if (l.constant && !all) {
-      ++hidden;
-      continue;
-    }
     name_width = std::max(name_width, l.name.size());
     op_width = std::max(op_width, l.op_type.size());
     shape_width = std::max(shape_width, shapes_text(l).size());
@@ -54,27 +54,30 @@ void print_layers(const std::vector<LayerInfo>& layers, bool all) {
              "output shape", shape_width, "MACs");
   int index = 0;
   for (const LayerInfo& l : layers) {
-    ++index;
-    if (l.constant && !all) continue;
-    const std::string op = l.constant ? l.op_type + "*" : l.op_type;
-    fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", index, l.name, name_width, op, op_width,
-               shapes_text(l), shape_width, l.macs ? group_digits(l.macs) : "");
-  }
-  if (hidden > 0) {
-    fmt::print(
-        "  ({} nodes computed at plan time (from constants and input shapes) not shown; --all "
-        "shows them)\n",
-        hidden);
-  } else if (all) {
-    fmt::print("  (* = computed at plan time from constants and input shapes)\n");
+    fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", ++index, l.name, name_width, l.op_type,
+               op_width, shapes_text(l), shape_width, l.macs ? group_digits(l.macs) : "");
   }
   fmt::print("total: {:.3f} GMACs ({} multiply-accumulates)\n", double(total_macs) * 1e-9,
              group_digits(total_macs));
 }
 
+void print_plan_summary(const PlanInfo& info) {
+  fmt::print("plan:       {} nodes in the model, {} after the passes\n", info.nodes_before,
+             info.nodes_after);
+  fmt::print(
+      "memory:     arena {} bytes for {} intermediates ({} in place); sum of all intermediate "
+      "sizes {} bytes\n",
+      group_digits(info.arena_bytes), info.arena_values, info.in_place_values,
+      group_digits(info.intermediate_bytes));
+  fmt::print("weights:    {} bytes, of which {} packed at plan time\n",
+             group_digits(info.weight_bytes), group_digits(info.packed_weight_bytes));
+}
+
 int run_inspect(const InspectOptions& opt) {
   const std::map<std::string, Shape> given = parse_shape_args(opt.shapes);
-  Session session(opt.model);
+  SessionOptions options;
+  options.disabled_passes = opt.disabled_passes;
+  Session session(opt.model, options);
   const std::map<std::string, Shape> shapes = resolve_input_shapes(session, given, false);
   fmt::print("model:      {}\n", opt.model);
   fmt::print("format:     ONNX IR version {}, opset {}, producer '{}'\n", session.ir_version(),
@@ -111,8 +114,24 @@ int run_inspect(const InspectOptions& opt) {
     bound += fmt::format("{}{}={}", bound.empty() ? "" : ", ", name, shape_str(shape));
   }
   fmt::print("layers for {}:\n", bound);
-  const std::vector<LayerInfo> layers = session.describe(shapes);
-  print_layers(layers, opt.all);
+  if (opt.passes) {
+    for (const PassTrace& t : session.trace_passes(shapes)) {
+      if (t.pass == "(model)") {
+        fmt::print("-- the model as loaded:\n{}", t.listing);
+      } else {
+        fmt::print("-- after {} ({} change{}):\n{}", t.pass, t.changes, t.changes == 1 ? "" : "s",
+                   t.listing);
+      }
+    }
+  }
+  const PlanInfo info = session.plan_info(shapes);
+  const std::vector<LayerInfo>& layers = info.layers;
+  print_layers(layers);
+  print_plan_summary(info);
+  if (!opt.dot_file.empty()) {
+    write_text_file(opt.dot_file, session.plan_dot(shapes));
+    fmt::print("wrote the plan as Graphviz DOT to {}\n", opt.dot_file);
+  }
   // The graph outputs' shapes for these input shapes.
   fmt::print("outputs for {}:\n", bound);
   size_t width = 4;
@@ -136,12 +155,16 @@ Command add_inspect(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "inspect",
       "Show a model's inputs, outputs, opset, op histogram and parameter count; with shapes "
-      "for its symbolic inputs, every layer's output shapes and MACs");
+      "for its symbolic inputs, the compiled plan: every layer's output shape, layout and MACs, "
+      "node counts and arena bytes");
   sub->add_option("MODEL", opt->model, "ONNX model file")->required();
   sub->add_option("--shape", opt->shapes,
                   "Shape of an input, NAME=DIMS such as input=1x3x320x320 (repeatable)")
       ->allow_extra_args(false);
-  sub->add_flag("--all", opt->all, "Also list the nodes folded at plan time (constant inputs)");
+  sub->add_flag("--passes", opt->passes,
+                "Print the graph before the passes and after each one (op, name, shapes, layout)");
+  sub->add_option("--dot", opt->dot_file, "Write the compiled plan as Graphviz DOT to FILE");
+  add_disable_pass_option(*sub, opt->disabled_passes);
   return {sub, [opt] { return run_inspect(*opt); }};
 }
 

@@ -25,6 +25,7 @@ struct RunOptions {
   std::vector<std::string> inputs;
   std::string output_dir;
   int threads = 0;
+  std::vector<std::string> disabled_passes;
 };
 
 // Reads a .npy or .pb tensor file, by extension.
@@ -113,6 +114,7 @@ void print_summary(const NamedTensor& out) {
 int run_run(const RunOptions& opt) {
   SessionOptions options;
   options.num_threads = opt.threads;
+  options.disabled_passes = opt.disabled_passes;
   Session session(opt.model, options);
   std::vector<NamedTensor> feeds = read_inputs(session, opt.inputs);
 
@@ -166,6 +168,7 @@ Command add_run(CLI::App& app) {
                   "later gets _2, _3, ... before .npy); DIR is created if missing");
   sub->add_option("-t,--threads", opt->threads, "Threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
+  add_disable_pass_option(*sub, opt->disabled_passes);
   return {sub, [opt] { return run_run(*opt); }};
 }
 

@@ -1,4 +1,4 @@
-// Template definitions for plan.h.
+// Template definitions for execute.h.
 #pragma once
 
 #include <new>
@@ -6,17 +6,17 @@
 
 #include "base/check.h"
 
-namespace tern::runtime {
+namespace tern::ops {
 
 template <typename Fn>
-auto with_node_context(const ops::Op& op, Fn&& fn) -> decltype(fn()) {
+auto with_node_context(const Op& op, Fn&& fn) -> decltype(fn()) {
   try {
     return fn();
   } catch (const Error& e) {
     const std::string where = op.where();
     if (std::string(e.what()).rfind(where, 0) == 0) throw;  // already names the node
     rethrow_with_prefix(e, where + ": ");
-  } catch (const ops::ValueNotKnown&) {
+  } catch (const ValueNotKnown&) {
     throw;
   } catch (const std::bad_alloc&) {
     TERN_THROW(InvalidArgument, "{}: out of memory", op.where());
@@ -25,4 +25,4 @@ auto with_node_context(const ops::Op& op, Fn&& fn) -> decltype(fn()) {
   }
 }
 
-}  // namespace tern::runtime
+}  // namespace tern::ops

@@ -1,0 +1,52 @@
+// A compiler pass: one named rewrite of a Program (see program.h and pipeline.cc).
+//
+// Most passes are one local rule, written as a NodeRule: where to try it (applies_to, a
+// cheap match on the node's op type and neighbours), whether it is legal there (legal:
+// the checks that keep the model's results unchanged), and the rewrite itself. The
+// pipeline (pipeline.h) sets the order and lets a user switch any pass off by name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/program.h"
+
+namespace tern::passes {
+
+/// One named pass.
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  /// The name a user switches it off with, e.g. "fold-constants".
+  virtual const char* name() const = 0;
+  /// One line for `tern inspect --passes` and the docs.
+  virtual const char* summary() const = 0;
+  /// Rewrites `p` and leaves it analyzed (types and ops current); returns the number of
+  /// rewrites made (0 = nothing applied). Throws what analyze() throws.
+  virtual int run(Program& p) const = 0;
+};
+
+/// A pass made of one local rule, tried at every node in execution order until nothing
+/// more applies. After each sweep the removed nodes are erased and the program is
+/// re-analyzed, so a later match sees the types of what an earlier one created.
+class NodeRule : public Pass {
+ public:
+  int run(Program& p) const override;
+
+ protected:
+  /// Where to try: a cheap structural match at node `n` (op type, inputs' producers).
+  virtual bool applies_to(const Program& p, int n) const = 0;
+  /// Is it legal: the rewrite at `n` keeps every result the model returns unchanged.
+  virtual bool legal(const Program& p, int n) const = 0;
+  /// Do it. May edit any node; sets dead[m] for nodes to remove (never erases itself).
+  virtual void rewrite(Program& p, int n, std::vector<bool>& dead) const = 0;
+};
+
+/// The one consumer of value `v`, or -1 when it has none, several, or is a graph output
+/// (the "must not fuse" cases: a fused-away value can have no other reader).
+int sole_consumer(const Program& p, int v);
+
+/// A unique node name derived from `base` (the graph's node names stay distinct).
+std::string unique_node_name(const Program& p, const std::string& base);
+
+}  // namespace tern::passes

@@ -1,0 +1,65 @@
+#include "passes/pipeline.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace tern::passes {
+
+// One accessor per pass file (src/passes/<name>.cc).
+const Pass& fold_constants_pass();
+const Pass& eliminate_identity_pass();
+const Pass& eliminate_dead_pass();
+const Pass& fold_batch_norm_pass();
+const Pass& fuse_epilogue_pass();
+const Pass& assign_layout_pass();
+const Pass& pack_weights_pass();
+const Pass& in_place_pass();
+const Pass& plan_memory_pass();
+
+// The order matters:
+// - folding first, so the later rules see constant weights and static shapes;
+// - identity/dead elimination before fusion, so a Dropout or Identity between a Conv and
+//   its ReLU does not block the fusion;
+// - BatchNormalization folds into its Conv before the epilogue fusion absorbs the ReLU
+//   after it (Conv+BN+ReLU -> one FusedConv, the paper's first optimisation);
+// - the layout is assigned on the fused graph (fewer nodes to convert), and weights are
+//   packed for the layout each kernel then runs in;
+// - memory decisions come last, on the final list of nodes.
+const std::vector<const Pass*>& all_passes() {
+  static const std::vector<const Pass*> passes = {
+      &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
+      &fold_batch_norm_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
+      &pack_weights_pass(),    &in_place_pass(),           &plan_memory_pass(),
+  };
+  return passes;
+}
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> names;
+  for (const Pass* pass : all_passes()) names.push_back(pass->name());
+  return names;
+}
+
+void check_pass_names(const std::vector<std::string>& names) {
+  const std::vector<std::string> valid = pass_names();
+  for (const std::string& name : names) {
+    TERN_CHECK(std::find(valid.begin(), valid.end(), name) != valid.end(), InvalidArgument,
+               "no pass is named '{}'; the passes are: {}", name, fmt::join(valid, ", "));
+  }
+}
+
+void run_pipeline(Program& p, const PipelineOptions& options) {
+  check_pass_names(options.disabled);
+  std::vector<std::optional<ops::TensorType>> output_types;
+  for (int v : p.graph.outputs) output_types.push_back(p.types[v]);
+  for (const Pass* pass : all_passes()) {
+    const auto& off = options.disabled;
+    if (std::find(off.begin(), off.end(), pass->name()) != off.end()) continue;
+    const int changes = pass->run(p);
+    if (options.verify) verify_program(p, output_types, pass->name());
+    if (options.after_pass) options.after_pass(*pass, changes, p);
+  }
+}
+
+}  // namespace tern::passes
