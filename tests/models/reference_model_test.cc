@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <tuple>
 
+#include "passes/pipeline.h"
 #include "support/reference_cases.h"
 #include "tern/session.h"
 
@@ -25,37 +27,55 @@ std::vector<test::ReferenceCase>& all_cases() {
   return cases;
 }
 
-Session& session_for(const std::filesystem::path& model, int threads) {
-  static std::map<std::pair<std::string, int>, std::unique_ptr<Session>> cache;
-  auto key = std::make_pair(model.string(), threads);
+// `disabled_pass` names one graph pass to switch off ("" = all passes on).
+Session& session_for(const std::filesystem::path& model, int threads,
+                     const std::string& disabled_pass) {
+  static std::map<std::tuple<std::string, int, std::string>, std::unique_ptr<Session>> cache;
+  auto key = std::make_tuple(model.string(), threads, disabled_pass);
   auto it = cache.find(key);
   if (it == cache.end()) {
+    cache.clear();  // one session at a time: the pass sweep would hold every model's plans
     SessionOptions opt;
     opt.num_threads = threads;
+    if (!disabled_pass.empty()) opt.disabled_passes = {disabled_pass};
+    opt.verify_passes = true;
     it = cache.emplace(key, std::make_unique<Session>(model.string(), opt)).first;
   }
   return *it->second;
 }
 
-std::vector<NamedTensor> run_case(const test::ReferenceCase& c, int threads) {
+std::vector<NamedTensor> run_case(const test::ReferenceCase& c, int threads,
+                                  const std::string& disabled_pass = "") {
   std::vector<NamedTensor> feeds;
   for (const auto& in : c.inputs) {
     Tensor t = test::read_raw_f32(in.file, in.shape);
     EXPECT_TRUE(t.defined()) << "cannot read " << in.file;
     feeds.push_back({in.name, t});
   }
-  return session_for(c.model_path, threads).run(feeds);
+  return session_for(c.model_path, threads, disabled_pass).run(feeds);
 }
 
-class ReferenceModelTest : public ::testing::TestWithParam<size_t> {};
+// The largest input (H x W) the pass sweep runs, from TERN_TEST_PASS_SWEEP_MAX_PIXELS
+// (the sanitizer and qemu runs sweep the cases up to 320x320; the release run all).
+int64_t pass_sweep_max_pixels() {
+  const char* env = std::getenv("TERN_TEST_PASS_SWEEP_MAX_PIXELS");
+  return env ? std::atoll(env) : test::max_test_pixels();
+}
+
+// (case index, pass index): pass index -1 runs with every pass on, k with pass k off.
+using CaseAndPass = std::tuple<size_t, int>;
+
+class ReferenceModelTest : public ::testing::TestWithParam<CaseAndPass> {};
 
 TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
-  const test::ReferenceCase& c = all_cases()[GetParam()];
+  const auto [case_index, pass_index] = GetParam();
+  const test::ReferenceCase& c = all_cases()[case_index];
   // The arm64 run under qemu covers the cases up to 320x320 (TERN_TEST_MAX_PIXELS).
   if (c.input_pixels > test::max_test_pixels()) {
     GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
   }
-  std::vector<NamedTensor> outputs = run_case(c, 0);
+  const std::string pass = pass_index < 0 ? "" : passes::pass_names()[pass_index];
+  std::vector<NamedTensor> outputs = run_case(c, 0, pass);
   ASSERT_EQ(outputs.size(), c.outputs.size());
   for (size_t k = 0; k < c.outputs.size(); ++k) {
     const auto& ref_info = c.outputs[k];
@@ -77,7 +97,9 @@ TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
       }
     }
     const float tol = 1e-4f * std::max(1.0f, max_ref);
-    EXPECT_LE(max_diff, tol) << c.model << "/" << c.name << " output '" << ref_info.name
+    EXPECT_LE(max_diff, tol) << c.model << "/" << c.name
+                             << (pass.empty() ? std::string() : " (pass " + pass + " off)")
+                             << " output '" << ref_info.name
                              << "': max |diff| " << max_diff << " at element " << worst
                              << " (tern " << a[worst] << ", ORT " << b[worst] << ")";
     char diff_text[32];
@@ -86,17 +108,26 @@ TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
   }
 }
 
-std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
-  const auto& c = all_cases()[info.param];
+std::string case_name(const ::testing::TestParamInfo<CaseAndPass>& info) {
+  const auto [case_index, pass_index] = info.param;
+  const auto& c = all_cases()[case_index];
   std::string s = c.model + "_" + c.name;
+  if (pass_index >= 0) s += "_without_" + passes::pass_names()[pass_index];
   for (char& ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;
 }
 
-std::vector<size_t> case_indices() {
-  std::vector<size_t> idx(all_cases().size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+std::vector<CaseAndPass> case_indices() {
+  std::vector<CaseAndPass> idx;
+  const int num_passes = static_cast<int>(passes::pass_names().size());
+  for (int pass = -1; pass < num_passes; ++pass) {
+    for (size_t i = 0; i < all_cases().size(); ++i) {
+      // The sweep is instantiated only for the inputs it covers (no wall of skips).
+      if (pass >= 0 && all_cases()[i].input_pixels > pass_sweep_max_pixels()) continue;
+      idx.emplace_back(i, pass);
+    }
+  }
   return idx;
 }
 

@@ -89,9 +89,12 @@ int run_bench(const BenchOptions& opt) {
     fmt::print("peak memory: unavailable (no VmHWM in /proc/self/status)\n");
   }
   const PlanInfo plan = session.plan_info(shapes);
-  fmt::print("plan:    {} nodes ({} in the model), arena {:.2f} MB, weights {:.2f} MB\n",
-             plan.nodes_after, plan.nodes_before, plan.arena_bytes / 1048576.0,
-             plan.weight_bytes / 1048576.0);
+  const double mb = 1024.0 * 1024.0;
+  fmt::print(
+      "plan:    {} nodes ({} in the model), arena {:.2f} MB (intermediates {:.2f} MB), weights "
+      "{:.2f} MB (packed {:.2f} MB)\n",
+      plan.nodes_after, plan.nodes_before, plan.arena_bytes / mb, plan.intermediate_bytes / mb,
+      plan.weight_bytes / mb, plan.packed_weight_bytes / mb);
   return 0;
 }
 

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""Peak resident memory of `tern bench` vs ONNX Runtime, and tern's plan figures.
+
+For every model in ../shared/models/index.json (at the input shape of its largest reference
+case: RetinaFace at 640x640), prints the node count before and after tern's pass pipeline,
+the arena bytes vs the sum of all intermediate tensor sizes, the packed-weight bytes, and
+the peak resident set size (max RSS from /usr/bin/time) of
+
+  - `tern bench MODEL --shape ... --threads T --runs R`
+  - `node ort_bench.js --model MODEL --shape ... --threads T --runs R` (ONNX Runtime from npm
+    onnxruntime-node 1.30, installed with --ignore-scripts into .cache/ortnode, ignored by git)
+  - `node -e require(onnxruntime-node)`: the ONNX Runtime process before any model is loaded,
+    so the model's own share can be read as ORT peak - baseline.
+
+The engines are run alternately (tern, ORT, tern, ORT, ...) and the median of the rounds is
+reported. Usage (from the repo root, after `make build`):
+
+    /usr/bin/python3 bench/memory.py [--models DIR] [--threads 1] [--runs 20] [--rounds 3]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ORT_VERSION = "1.30.0"
+
+
+def ensure_ort(cache):
+    modules = os.path.join(cache, "node_modules")
+    if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
+        os.makedirs(cache, exist_ok=True)
+        subprocess.run(["npm", "init", "-y"], cwd=cache, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["npm", "install", "--ignore-scripts", f"onnxruntime-node@{ORT_VERSION}"],
+                       cwd=cache, check=True, stdout=subprocess.DEVNULL)
+    return modules
+
+
+def max_rss_kb(cmd, env=None):
+    """Runs cmd under /usr/bin/time; returns (max RSS in KiB, stdout)."""
+    r = subprocess.run(["/usr/bin/time", "-f", "TERN_MAXRSS %M"] + cmd, capture_output=True,
+                       text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+    m = re.search(r"TERN_MAXRSS (\d+)", r.stderr)
+    return int(m.group(1)), r.stdout
+
+
+def largest_case(models_dir, model):
+    best = None
+    for case in model["reference_cases"]:
+        with open(os.path.join(models_dir, case, "case.json")) as f:
+            c = json.load(f)
+        inp = c["inputs"][0]
+        pixels = inp["shape"][2] * inp["shape"][3]
+        if best is None or pixels > best[0]:
+            best = (pixels, inp["name"], inp["shape"])
+    return best[1], best[2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default=os.environ.get(
+        "TERN_MODELS_DIR", os.path.join(REPO, "..", "shared", "models")))
+    ap.add_argument("--tern", default=os.path.join(REPO, "build", "release", "tools", "tern", "tern"))
+    ap.add_argument("--ort-bench", default=os.path.join(REPO, "..", "shared", "bench", "ort_bench.js"))
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", help="substring of the model file names to run")
+    args = ap.parse_args()
+
+    modules = ensure_ort(os.path.join(REPO, ".cache", "ortnode"))
+    env = dict(os.environ, ORT_NODE_MODULES=modules)
+    with open(os.path.join(args.models, "index.json")) as f:
+        index = json.load(f)
+
+    baseline = statistics.median(
+        max_rss_kb(["node", "-e", f"require({json.dumps(os.path.join(modules, 'onnxruntime-node'))})"],
+                   env)[0] for _ in range(args.rounds))
+    print(f"ONNX Runtime {ORT_VERSION} (node {subprocess.check_output(['node', '--version'], text=True).strip()}) "
+          f"baseline, no model loaded: {baseline / 1024:.1f} MB")
+    print(f"threads {args.threads}, {args.runs} runs per process, median of {args.rounds} alternating rounds\n")
+    header = ("model", "shape", "nodes", "arena MB", "sum MB", "packed MB", "tern MB", "ORT MB",
+              "ORT-base MB", "tern/ORT")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    worse = 0
+    for model in index["models"]:
+        if args.only and args.only not in model["path"]:
+            continue
+        path = os.path.join(args.models, model["path"])
+        name, shape = largest_case(args.models, model)
+        dims = "x".join(str(d) for d in shape)
+        tern_cmd = [args.tern, "bench", path, "--shape", f"{name}={dims}", "--threads",
+                    str(args.threads), "--runs", str(args.runs), "--warmup", "2"]
+        ort_cmd = ["node", args.ort_bench, "--model", path, "--threads", str(args.threads),
+                   "--shape", ",".join(str(d) for d in shape), "--runs", str(args.runs),
+                   "--warmup", "2"]
+        tern_rss, ort_rss = [], []
+        out = ""
+        for _ in range(args.rounds):
+            kb, out = max_rss_kb(tern_cmd, env)
+            tern_rss.append(kb)
+            ort_rss.append(max_rss_kb(ort_cmd, env)[0])
+        plan = re.search(r"plan: +(\d+) nodes \((\d+) in the model\), arena ([0-9.]+) MB "
+                         r"\(intermediates ([0-9.]+) MB\), weights ([0-9.]+) MB \(packed ([0-9.]+) MB\)", out)
+        if not plan:
+            sys.exit(f"cannot read the plan line of tern bench:\n{out}")
+        t, o = statistics.median(tern_rss) / 1024, statistics.median(ort_rss) / 1024
+        worse += t > o
+        print(f"| {model['path']} | {dims} | {plan.group(2)} -> {plan.group(1)} | {plan.group(3)} | "
+              f"{plan.group(4)} | {plan.group(6)} | {t:.1f} | {o:.1f} | {o - baseline / 1024:.1f} | {t / o:.2f} |")
+    print(f"\n{worse} model(s) where tern's peak memory is above ONNX Runtime's")
+
+
+if __name__ == "__main__":
+    main()
