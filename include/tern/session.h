@@ -121,8 +121,9 @@ class Session {
   /// the input and what was expected; errors inside the graph name the node.
   std::vector<NamedTensor> run(const std::vector<NamedTensor>& inputs);
 
-  /// Per-node output shapes and MACs for the given input shapes (all inputs required,
-  /// checked as in run()). Shapes that depend on input values are left empty.
+  /// The nodes of the compiled plan for the given input shapes (all inputs required,
+  /// checked as in run()), in execution order: output shapes (physical: an NCHWc output
+  /// is 5-D), layouts and MACs. Shapes that depend on input values are left empty.
   std::vector<LayerInfo> describe(const std::map<std::string, Shape>& input_shapes);
 
   /// The compiled plan for the given input shapes (checked as in describe()): nodes,

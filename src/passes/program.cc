@@ -245,8 +245,15 @@ std::string dump_program(const Program& p) {
       if (v >= 0 && g.values[v].is_constant()) os << "*";
     }
     os << ") -> ";
-    for (size_t k = 0; k < node.outputs.size(); ++k)
-      os << (k ? ", " : "") << name(node.outputs[k]) << " " << type_text(p, node.outputs[k]);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int v = node.outputs[k];
+      os << (k ? ", " : "") << name(v) << " " << type_text(p, v);
+      if (v < 0 || static_cast<size_t>(v) >= p.buffers.size()) continue;
+      const BufferAssignment& b = p.buffers[v];
+      if (b.kind == BufferAssignment::Kind::kArena) os << " @arena+" << b.offset;
+      if (b.kind == BufferAssignment::Kind::kInPlace)
+        os << " (in place of " << name(b.reuses) << ")";
+    }
     os << "\n";
   }
   return os.str();

@@ -110,7 +110,8 @@ void verify_program(const Program& p,
 std::vector<Tensor> evaluate_node(const Program& p, int node);
 
 /// Human-readable listing of the program: one line per node in execution order,
-/// "name: Op(inputs) -> outputs [shape layout] ...".
+/// "name: Op(inputs) -> output [shape] layout @arena+offset ..." (constant inputs marked
+/// '*'; an output's buffer when the memory passes have placed it).
 std::string dump_program(const Program& p);
 
 /// The program as Graphviz DOT: one box per node (op, name), edges labelled with the

@@ -118,6 +118,8 @@ int run_inspect(const InspectOptions& opt) {
     for (const PassTrace& t : session.trace_passes(shapes)) {
       if (t.pass == "(model)") {
         fmt::print("-- the model as loaded:\n{}", t.listing);
+      } else if (t.changes == 0) {
+        fmt::print("-- after {}: no change\n", t.pass);
       } else {
         fmt::print("-- after {} ({} change{}):\n{}", t.pass, t.changes, t.changes == 1 ? "" : "s",
                    t.listing);
