@@ -57,6 +57,7 @@ void register_scatter(OpRegistry& r);              // ScatterElements, Scatter, 
 void register_reverse_sequence(OpRegistry& r);     // ReverseSequence
 void register_loss(OpRegistry& r);                 // NegativeLogLikelihoodLoss,
                                                    // SoftmaxCrossEntropyLoss
+void register_reorder(OpRegistry& r);              // tern.Reorder (NCHW <-> NCHWc)
 
 namespace {
 
@@ -104,6 +105,7 @@ OpRegistry build_registry() {
   register_scatter(r);
   register_reverse_sequence(r);
   register_loss(r);
+  register_reorder(r);
   return r;
 }
 
