@@ -13,6 +13,8 @@ void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Av
                                               // MaxUnpool
 void register_gemm(OpRegistry& r);            // Gemm
 void register_matmul(OpRegistry& r);          // MatMul
+void register_fused_conv(OpRegistry& r);      // tern.FusedConv (internal)
+void register_fused_matmul(OpRegistry& r);    // tern.FusedGemm, tern.FusedMatMul (internal)
 void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax, Hardmax
 void register_norm(OpRegistry& r);            // InstanceNormalization, LayerNormalization,
                                               // MeanVarianceNormalization, LRN
@@ -69,6 +71,8 @@ OpRegistry build_registry() {
   register_pool(r);
   register_gemm(r);
   register_matmul(r);
+  register_fused_conv(r);
+  register_fused_matmul(r);
   register_softmax(r);
   register_norm(r);
   register_depth_to_space(r);
