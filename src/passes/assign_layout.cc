@@ -250,7 +250,7 @@ class LayoutPlanner {
       if (blocked_[v]) {
         if (!(logical_[v]->shape == logical_[y]->shape)) return false;
         any_blocked = true;
-        if (op == "Div") keeps_zero = false;  // 0 / 0
+        if (op == "Div" && k == 1) keeps_zero = false;  // x / 0 on the padded lanes
         continue;
       }
       const std::optional<float> s = constant_scalar(v);
