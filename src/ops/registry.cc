@@ -60,6 +60,7 @@ void register_reverse_sequence(OpRegistry& r);     // ReverseSequence
 void register_loss(OpRegistry& r);                 // NegativeLogLikelihoodLoss,
                                                    // SoftmaxCrossEntropyLoss
 void register_reorder(OpRegistry& r);              // tern.Reorder (NCHW <-> NCHWc)
+void register_scale_shift(OpRegistry& r);          // tern.ScaleShift (internal)
 
 namespace {
 
@@ -110,6 +111,7 @@ OpRegistry build_registry() {
   register_reverse_sequence(r);
   register_loss(r);
   register_reorder(r);
+  register_scale_shift(r);
   return r;
 }
 
