@@ -566,5 +566,39 @@ TEST(AssignLayout, BroadcastingBinaryStaysNchw) {
   expect_same_results(m, {{"x", random_tensor({1, 3, 6, 6}, 19)}});
 }
 
+// conv -> relu -> BatchNormalization -> padded conv: fold-batch-norm leaves a
+// tern.ScaleShift (the BN cannot fold through the Relu or into a padded conv), which
+// then runs in NCHWc.
+TEST(AssignLayout, ScaleShiftRunsInNchwc) {
+  ModelBuilder m;
+  m.input("x", {1, 3, 7, 6});
+  m.output("y");
+  add_conv(m, "x", "a", 3, 6, 3);
+  m.node("Relu", {"a"}, {"r"}, "relu");
+  m.initializer("gamma", {6}, {1.0f, 0.5f, 2.0f, -1.0f, 0.25f, 1.5f});
+  m.initializer("beta", {6}, {0.1f, -0.2f, 0.3f, 0.0f, 0.5f, -0.4f});
+  m.initializer("mean", {6}, {0.2f, 0.1f, -0.1f, 0.3f, 0.0f, 0.05f});
+  m.initializer("var", {6}, {1.0f, 2.0f, 0.5f, 0.25f, 1.5f, 3.0f});
+  m.node("BatchNormalization", {"r", "gamma", "beta", "mean", "var"}, {"bn"}, "bn");
+  add_conv(m, "bn", "y", 6, 4, 3);
+  for (int c : kBlocks) {
+    const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 7, 6}}},
+                                      all_passes_except({kPass, "fold-batch-norm"}), c);
+    check_invariants(p);
+    ASSERT_EQ(count_ops(p, "ScaleShift"), 1);
+    EXPECT_TRUE(blocked(p, "bn"));
+    const ir::Node* ss = p.graph.values[p.graph.find_value("bn")].producer >= 0
+                             ? &p.graph.nodes[p.graph.values[p.graph.find_value("bn")].producer]
+                             : nullptr;
+    ASSERT_NE(ss, nullptr);
+    EXPECT_EQ(ss->op_type, "ScaleShift");
+    EXPECT_EQ(ss->attrs.at("block").i, c);
+    EXPECT_EQ(ss->attrs.at("channels").i, 6);
+    EXPECT_EQ(attr_s(p, "y", "x_layout"), "NCHWc");
+    EXPECT_EQ(reorders(p), 0);
+  }
+  expect_same_results(m, {{"x", random_tensor({1, 3, 7, 6}, 20)}});
+}
+
 }  // namespace
 }  // namespace tern::test
