@@ -13,6 +13,8 @@ void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Av
                                               // MaxUnpool
 void register_gemm(OpRegistry& r);            // Gemm
 void register_matmul(OpRegistry& r);          // MatMul
+void register_fused_conv(OpRegistry& r);      // tern.FusedConv (internal)
+void register_fused_matmul(OpRegistry& r);    // tern.FusedGemm, tern.FusedMatMul (internal)
 void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax, Hardmax
 void register_norm(OpRegistry& r);            // InstanceNormalization, LayerNormalization,
                                               // MeanVarianceNormalization, LRN
@@ -57,6 +59,7 @@ void register_scatter(OpRegistry& r);              // ScatterElements, Scatter, 
 void register_reverse_sequence(OpRegistry& r);     // ReverseSequence
 void register_loss(OpRegistry& r);                 // NegativeLogLikelihoodLoss,
                                                    // SoftmaxCrossEntropyLoss
+void register_reorder(OpRegistry& r);              // tern.Reorder (NCHW <-> NCHWc)
 void register_scale_shift(OpRegistry& r);          // tern.ScaleShift (internal)
 
 namespace {
@@ -69,6 +72,8 @@ OpRegistry build_registry() {
   register_pool(r);
   register_gemm(r);
   register_matmul(r);
+  register_fused_conv(r);
+  register_fused_matmul(r);
   register_softmax(r);
   register_norm(r);
   register_depth_to_space(r);
@@ -105,6 +110,7 @@ OpRegistry build_registry() {
   register_scatter(r);
   register_reverse_sequence(r);
   register_loss(r);
+  register_reorder(r);
   register_scale_shift(r);
   return r;
 }

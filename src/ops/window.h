@@ -100,6 +100,33 @@ Shape window_output_shape(int64_t batch, int64_t out_channels, const kernels::re
 /// input elements): numel * prod(W dims 1..), saturated to INT64_MAX.
 int64_t conv_macs(int64_t numel, const Shape& w);
 
+/// The kernel parameters (kernels::ref::ConvParams or ConvTransposeParams) of a Conv or
+/// ConvTranspose with `group` groups, channel counts C (in) and M (out), and per-spatial-
+/// dim extents (1 to 3 values each), with strides and dilations from `window`.
+template <typename Params>
+Params window_params(const WindowAttrs& window, int64_t group, int64_t in_channels,
+                     int64_t out_channels, const std::vector<int64_t>& in,
+                     const std::vector<int64_t>& out, const std::vector<int64_t>& kernel,
+                     const std::vector<int64_t>& pad_begin) {
+  const size_t spatial = in.size();
+  std::vector<int64_t> strides(spatial), dilations(spatial);
+  for (size_t i = 0; i < spatial; ++i) {
+    strides[i] = window.stride(static_cast<int>(i));
+    dilations[i] = window.dilation(static_cast<int>(i));
+  }
+  Params p;
+  p.in_channels = in_channels;
+  p.out_channels = out_channels;
+  p.groups = group;
+  p.in = to_dims3(in);
+  p.out = to_dims3(out);
+  p.kernel = to_dims3(kernel);
+  p.stride = to_dims3(strides);
+  p.dilation = to_dims3(dilations);
+  p.pad_begin = to_dims3(pad_begin, 0);
+  return p;
+}
+
 /// The attributes, infer() and run() that Conv and ConvTranspose share. Params is
 /// kernels::ref::ConvParams or ConvTransposeParams; Kernel is f32_conv_nchw or
 /// f32_conv_transpose_nchw. The constructor parses the window attributes and `group`
@@ -155,27 +182,12 @@ class ConvLikeOp : public Op {
   virtual Params geometry(const Shape& x, const Shape& w) const = 0;
 
   /// The kernel parameters for channel counts C (in) and M (out) and per-spatial-dim
-  /// extents, with strides and dilations from the attributes.
+  /// extents, with strides and dilations from the attributes (see window_params()).
   Params make_params(int64_t in_channels, int64_t out_channels, const std::vector<int64_t>& in,
                      const std::vector<int64_t>& out, const std::vector<int64_t>& kernel,
                      const std::vector<int64_t>& pad_begin) const {
-    const size_t spatial = in.size();
-    std::vector<int64_t> strides(spatial), dilations(spatial);
-    for (size_t i = 0; i < spatial; ++i) {
-      strides[i] = window_.stride(static_cast<int>(i));
-      dilations[i] = window_.dilation(static_cast<int>(i));
-    }
-    Params p;
-    p.in_channels = in_channels;
-    p.out_channels = out_channels;
-    p.groups = group_;
-    p.in = to_dims3(in);
-    p.out = to_dims3(out);
-    p.kernel = to_dims3(kernel);
-    p.stride = to_dims3(strides);
-    p.dilation = to_dims3(dilations);
-    p.pad_begin = to_dims3(pad_begin, 0);
-    return p;
+    return window_params<Params>(window_, group_, in_channels, out_channels, in, out, kernel,
+                                 pad_begin);
   }
 
   WindowAttrs window_;

@@ -1,0 +1,119 @@
+#include "kernels/reference/fused_conv.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace tern::kernels::ref {
+
+namespace {
+
+// Output positions per accumulator chunk: a row of up to kChunk outputs is accumulated in
+// a local array (1 KiB, in L1) over every input channel and tap, then goes through the
+// epilogue once. This keeps the strided NCHWc accesses of y out of the inner loop.
+constexpr int64_t kChunk = 256;
+
+// acc[i] += sum over taps of w[tap * wb] * x at the input position tap (kd, kh, kw) of
+// output (od, oh, ow0 + i) reads, for i in [0, n); taps that land in the padding are
+// skipped. x: one input channel, element s at x[s * xs].
+void accumulate_taps(const ConvParams& c, int64_t od, int64_t oh, int64_t ow0, int64_t n,
+                     const float* x, int64_t xs, const float* w, int64_t wb, float* acc) {
+  for (int64_t kd = 0; kd < c.kernel.d; ++kd) {
+    const int64_t id = od * c.stride.d + kd * c.dilation.d - c.pad_begin.d;
+    if (id < 0 || id >= c.in.d) continue;
+    for (int64_t kh = 0; kh < c.kernel.h; ++kh) {
+      const int64_t ih = oh * c.stride.h + kh * c.dilation.h - c.pad_begin.h;
+      if (ih < 0 || ih >= c.in.h) continue;
+      const float* xrow = x + (id * c.in.h + ih) * c.in.w * xs;
+      for (int64_t kw = 0; kw < c.kernel.w; ++kw) {
+        const int64_t off = kw * c.dilation.w - c.pad_begin.w;
+        const Range r = valid_range(c.out.w, c.stride.w, off, c.in.w);
+        const int64_t begin = std::max(r.begin, ow0), end = std::min(r.end, ow0 + n);
+        const float wv = w[((kd * c.kernel.h + kh) * c.kernel.w + kw) * wb];
+        const int64_t step = c.stride.w * xs;
+        const float* xp = xrow + off * xs;
+        for (int64_t o = begin; o < end; ++o) acc[o - ow0] += wv * xp[o * step];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, const float* bias,
+                    const float* z, float* y, int64_t oc_begin, int64_t oc_end) {
+  const ConvParams& c = p.conv;
+  const int64_t in_plane = c.in.size();
+  const int64_t out_plane = c.out.size();
+  const int64_t taps = c.kernel.size();
+  const int64_t cin_per_group = c.in_channels / c.groups;
+  const int64_t cout_per_group = c.out_channels / c.groups;
+  const int64_t xs = p.x_block, ys = p.y_block, wb = p.w_block;
+
+  if (xs == 1 && ys == 1 && wb == 1) {
+    // All plain: the NCHW kernel (four input channels per pass), then the epilogue.
+    for (int64_t oc = oc_begin; oc < oc_end; ++oc) {
+      f32_conv_nchw(c, x, w, bias, y, oc, oc + 1);
+      float* yc = y + oc * out_plane;
+      const float* zc = p.epilogue.residual ? z + oc * out_plane : nullptr;
+      f32_epilogue(p.epilogue, out_plane, yc, 1, nullptr, 0, zc, 1, yc, 1);
+    }
+    return;
+  }
+
+  for (int64_t oc = oc_begin; oc < oc_end; ++oc) {
+    // Channel oc of y: element s (a row-major spatial offset) at yc[s * ys].
+    float* yc = y + (oc / ys) * ys * out_plane + oc % ys;
+    if (oc >= c.out_channels) {  // a padded lane of an NCHWc output
+      for (int64_t s = 0; s < out_plane; ++s) yc[s * ys] = 0.0f;
+      continue;
+    }
+    const float* zc = p.epilogue.residual ? z + (yc - y) : nullptr;
+    const float b = bias ? bias[oc] : 0.0f;
+    const int64_t group = oc / cout_per_group;
+    // Weight (oc, ic, tap) at w_oc[(ic * taps + tap) * wb].
+    const float* w_oc = w + (oc / wb) * cin_per_group * taps * wb + oc % wb;
+    for (int64_t od = 0; od < c.out.d; ++od) {
+      for (int64_t oh = 0; oh < c.out.h; ++oh) {
+        const int64_t row = (od * c.out.h + oh) * c.out.w;
+        for (int64_t ow0 = 0; ow0 < c.out.w; ow0 += kChunk) {
+          const int64_t n = std::min(kChunk, c.out.w - ow0);
+          float acc[kChunk];
+          std::fill(acc, acc + n, b);
+          for (int64_t ic = 0; ic < cin_per_group; ++ic) {
+            const int64_t ch = group * cin_per_group + ic;
+            const float* xc = x + (ch / xs) * xs * in_plane + ch % xs;
+            const float* wc = w_oc + ic * taps * wb;
+            accumulate_taps(c, od, oh, ow0, n, xc, xs, wc, wb, acc);
+          }
+          const int64_t at = (row + ow0) * ys;
+          f32_epilogue(p.epilogue, n, acc, 1, nullptr, 0, zc ? zc + at : nullptr, ys, yc + at, ys);
+        }
+      }
+    }
+  }
+}
+
+Tensor pack_conv_weights(const Tensor& oihw, int block) {
+  TERN_CHECK(oihw.dtype() == DType::kFloat32 && oihw.rank() >= 3 && block >= 1, InvalidArgument,
+             "pack_conv_weights: expected float32 weights [M, C/g, k...] and block >= 1, but "
+             "got {} {} and block {}",
+             dtype_name(oihw.dtype()), shape_str(oihw.shape()), block);
+  const Tensor src = oihw.contiguous();
+  const int64_t m = src.dim(0);
+  const int64_t inner = src.numel() / std::max<int64_t>(m, 1);  // C/g * taps
+  const int64_t blocks = (m + block - 1) / block;
+  Shape shape = src.shape();
+  shape[0] = blocks;
+  shape.push_back(block);
+  Tensor packed = Tensor::zeros(DType::kFloat32, shape);
+  const float* s = src.data<float>();
+  float* d = packed.data<float>();
+  for (int64_t oc = 0; oc < m; ++oc) {
+    float* dst = d + (oc / block) * inner * block + oc % block;
+    for (int64_t i = 0; i < inner; ++i) dst[i * block] = s[oc * inner + i];
+  }
+  return packed;
+}
+
+}  // namespace tern::kernels::ref

@@ -1,0 +1,52 @@
+// Reference fused convolution: a direct convolution (conv.h) that reads and writes plain
+// NCHW or channel-blocked NCHWc tensors, takes ONNX (OIHW) or packed weights, and applies
+// an epilogue (epilogue.h: bias, residual, activation) before storing. The oracle of the
+// fast NCHWc kernels of later issues; plain loops, correct for every geometry.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/reference/conv.h"
+#include "kernels/reference/epilogue.h"
+#include "tern/tensor.h"
+
+namespace tern::kernels::ref {
+
+/// One fused convolution. Channel blocks: 1 means a plain layout (x and y NCHW, w OIHW);
+/// c > 1 means NCHWc for x and y (one image is [ceil(C/c), D, H, W, c], channel ch at
+/// [ch / c, ..., ch % c]) and the packed layout for w (see pack_conv_weights).
+struct FusedConvParams {
+  ConvParams conv;      ///< channels (logical C and M), groups, extents, window
+  int64_t x_block = 1;  ///< 1 (NCHW) or c (NCHWc)
+  int64_t y_block = 1;  ///< 1 (NCHW) or c (NCHWc); y and z share the layout
+  int64_t w_block = 1;  ///< 1 (OIHW) or c (packed)
+  Epilogue epilogue;    ///< epilogue.residual: z is read
+};
+
+/// Output channels one image of y holds: M, or M rounded up to a multiple of y_block.
+inline int64_t fused_conv_padded_channels(const FusedConvParams& p) {
+  const int64_t b = p.y_block;
+  return (p.conv.out_channels + b - 1) / b * b;
+}
+
+/// Computes output channels [oc_begin, oc_end) of one image:
+///   y[oc] = epilogue(conv(x, w)[oc] + bias[oc], z[oc])
+/// x: one input image in the x_block layout; its padded lanes are never read.
+/// w: [M, C/g, kD, kH, kW] (w_block 1) or [ceil(M/c), C/g, kD, kH, kW, c] (w_block c).
+/// bias: [M] or nullptr. z: the residual image, laid out like y (read when
+/// p.epilogue.residual). y: one output image in the y_block layout.
+/// oc_end <= fused_conv_padded_channels(p); a padded channel (oc >= M) is written as 0.
+/// All plain layouts run f32_conv_nchw and then the epilogue on each plane. Otherwise
+/// each output row is accumulated in chunks of up to 256 positions in a local array (over
+/// input channels, then taps; taps in the padding skipped), which then goes through the
+/// epilogue into y at its element stride (1 or y_block).
+void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, const float* bias,
+                    const float* z, float* y, int64_t oc_begin, int64_t oc_end);
+
+/// Packs ONNX conv weights [M, C/g, kH, kW] (any rank >= 3: [M, C/g, k...]) for the NCHWc
+/// kernels: [ceil(M/block), C/g, k..., block], output channel m of the packed tensor at
+/// [m / block, ..., m % block], the lanes of channels >= M zero. block >= 1. Throws
+/// InvalidArgument for a non-float32 tensor, rank < 3 or block < 1.
+Tensor pack_conv_weights(const Tensor& oihw, int block);
+
+}  // namespace tern::kernels::ref

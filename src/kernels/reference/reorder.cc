@@ -1,0 +1,36 @@
+#include "kernels/reference/reorder.h"
+
+namespace tern::kernels::ref {
+
+void f32_reorder_to_nchwc(const ReorderParams& p, const float* x, float* y, int64_t block_begin,
+                          int64_t block_end) {
+  const int64_t c = p.block, hw = p.h * p.w, cb = p.blocks();
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t b = block_begin; b < block_end; ++b) {
+      float* out = y + (n * cb + b) * hw * c;
+      for (int64_t lane = 0; lane < c; ++lane) {
+        const int64_t ch = b * c + lane;
+        if (ch >= p.channels) {
+          for (int64_t s = 0; s < hw; ++s) out[s * c + lane] = 0.0f;
+          continue;
+        }
+        const float* in = x + (n * p.channels + ch) * hw;
+        for (int64_t s = 0; s < hw; ++s) out[s * c + lane] = in[s];
+      }
+    }
+  }
+}
+
+void f32_reorder_to_nchw(const ReorderParams& p, const float* x, float* y, int64_t channel_begin,
+                         int64_t channel_end) {
+  const int64_t c = p.block, hw = p.h * p.w, cb = p.blocks();
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t ch = channel_begin; ch < channel_end; ++ch) {
+      const float* in = x + (n * cb + ch / c) * hw * c + ch % c;
+      float* out = y + (n * p.channels + ch) * hw;
+      for (int64_t s = 0; s < hw; ++s) out[s] = in[s * c];
+    }
+  }
+}
+
+}  // namespace tern::kernels::ref

@@ -1,0 +1,177 @@
+// FusedConv (internal, domain "tern"): Conv + epilogue (bias, residual Add, activation),
+// reading and writing NCHW or NCHWc, with ONNX or packed weights. Created by the passes
+// fuse-epilogue, assign-layout and pack-weights, never by a model file.
+// Kernel: kernels/reference/fused_conv.h.
+#include "kernels/reference/fused_conv.h"
+
+#include "ops/conv.h"
+#include "ops/epilogue.h"
+#include "ops/op_args.h"
+#include "ops/registry.h"
+
+namespace tern::ops {
+
+namespace {
+
+/// FusedConv: Y = epilogue(conv(X, W) + B, Z).
+/// Inputs: X, W, B (optional, [M]), Z (optional residual, Y's physical shape and layout).
+/// Attributes: every Conv attribute (auto_pad, dilations, group, kernel_shape, pads,
+/// strides), the epilogue (ops/epilogue.h), and
+///   x_layout, y_layout  "NCHW" (default) or "NCHWc": [N, ceil(C/c), H, W, c], channel ch
+///                       at [n, ch / c, h, w, ch % c]; the padded lanes of X are ignored,
+///                       those of Y written as 0;
+///   weight_layout       "OIHW" (default, ONNX [M, C/group, kH, kW]) or "packed"
+///                       ([ceil(M/c), C/group, kH, kW, c], kernels::ref::pack_conv_weights);
+///   block               c, required when a layout is NCHWc or the weights are packed;
+///   out_channels        M, required with packed weights (the padding hides it).
+/// Plain layouts accept 1-D to 3-D convolutions like Conv; NCHWc and packed weights need a
+/// 2-D one. Errors: ModelError for bad attributes, ShapeError for shapes that do not fit
+/// (naming the physical and logical shapes), UnsupportedOpError for non-float32 inputs.
+class FusedConvOp final : public Op {
+ public:
+  FusedConvOp(const Attrs& a, const OpContext& ctx)
+      : Op(ctx),
+        window_(parse_window_attrs(a, false)),
+        group_(a.get_int("group", 1)),
+        epilogue_(parse_epilogue(a)),
+        x_blocked_(a.get_enum("x_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
+        y_blocked_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
+        w_packed_(a.get_enum("weight_layout", "OIHW", {"OIHW", "packed"}) == "packed"),
+        out_channels_(a.get_int("out_channels", -1)) {
+    TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
+               group_);
+    if (x_blocked_ || y_blocked_ || w_packed_) {
+      TERN_CHECK(a.has("block"), ModelError,
+                 "{}: attribute 'block' is required with an NCHWc layout or packed weights",
+                 where());
+      block_ = a.require_int("block");
+      TERN_CHECK(block_ >= 1 && block_ <= 1024, ModelError,
+                 "{}: attribute 'block' must be in 1..1024, but got {}", where(), block_);
+    }
+    TERN_CHECK(!w_packed_ || out_channels_ >= 1, ModelError,
+               "{}: attribute 'out_channels' (>= 1) is required with packed weights", where());
+  }
+
+  std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
+    check_dtypes(inputs, {DType::kFloat32}, where(), {"X", "W", "B", "Z"});
+    const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
+    check_conv_bias(inputs, p.conv.out_channels, where());
+    const Shape y = output_shape(inputs[0].shape, p);
+    if (has_input(inputs, 3)) {
+      TERN_CHECK(inputs[3].shape == y, ShapeError,
+                 "{}: expected residual Z of the output's shape {}, but got {}", where(),
+                 shape_str(y), shape_str(inputs[3].shape));
+    }
+    return {TensorType{DType::kFloat32, y}};
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           const ExecContext& ctx) const override {
+    const Tensor x = inputs[0].contiguous();
+    const Tensor w = inputs[1].contiguous();
+    const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
+    const Tensor z = has_input(inputs, 3) ? inputs[3].contiguous() : Tensor();
+    kernels::ref::FusedConvParams p = geometry(x.shape(), w.shape());
+    p.epilogue.residual = z.defined();
+    const int64_t batch = x.dim(0);
+    const int64_t channels = kernels::ref::fused_conv_padded_channels(p);
+    const int64_t x_image = batch == 0 ? 0 : x.numel() / batch;
+    const int64_t y_image = channels * p.conv.out.size();
+    const float* xd = x.data<float>();
+    const float* wd = w.data<float>();
+    const float* bd = b.defined() ? b.data<float>() : nullptr;
+    const float* zd = z.defined() ? z.data<float>() : nullptr;
+    float* yd = outputs[0].data<float>();
+    const int64_t work = batch * channels;
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+    for (int64_t i = 0; i < work; ++i) {
+      const int64_t n = i / channels;
+      const int64_t oc = i % channels;
+      kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
+                                   yd + n * y_image, oc, oc + 1);
+    }
+  }
+
+  // N * M * prod(out spatial) * (C / group) * prod(kernel), saturated (as Conv).
+  int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {
+    const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
+    const kernels::ref::ConvParams& c = p.conv;
+    const int64_t per_output = saturating_mul(c.in_channels / c.groups, c.kernel.size());
+    const int64_t outputs =
+        saturating_mul(saturating_mul(inputs[0].shape[0], c.out_channels), c.out.size());
+    return saturating_mul(outputs, per_output);
+  }
+
+ private:
+  // The logical (NCHW, OIHW) shapes behind the physical ones, checked, and the kernel
+  // parameters.
+  kernels::ref::FusedConvParams geometry(const Shape& x, const Shape& w) const {
+    const bool blocked = x_blocked_ || y_blocked_ || w_packed_;
+    if (blocked) {
+      TERN_CHECK(x.size() == (x_blocked_ ? 5u : 4u) && w.size() == (w_packed_ ? 5u : 4u),
+                 ShapeError,
+                 "{}: an NCHWc layout or packed weights need a 2-D convolution: expected X "
+                 "of rank {} and W of rank {}, but got {} and {}",
+                 where(), x_blocked_ ? 5 : 4, w_packed_ ? 5 : 4, shape_str(x), shape_str(w));
+    }
+    Shape wl = w;
+    if (w_packed_) {
+      TERN_CHECK(w[0] == ceil_blocks(out_channels_) && w[4] == block_, ShapeError,
+                 "{}: expected packed weights [{}, C/group, kH, kW, {}] for {} output channels "
+                 "and block {}, but got {}",
+                 where(), ceil_blocks(out_channels_), block_, out_channels_, block_, shape_str(w));
+      wl = {out_channels_, w[1], w[2], w[3]};
+    } else if (out_channels_ >= 0) {
+      TERN_CHECK(!w.empty() && w[0] == out_channels_, ShapeError,
+                 "{}: attribute out_channels is {}, but weight shape {} has {}", where(),
+                 out_channels_, shape_str(w), w.empty() ? 0 : w[0]);
+    }
+    Shape xl = x;
+    if (x_blocked_) {
+      TERN_CHECK(wl.size() >= 2, ShapeError, "{}: expected W of rank 4, but got {}", where(),
+                 shape_str(w));
+      const int64_t c = checked_mul(wl[1], group_, where(), "the input channel count W[1] * group");
+      TERN_CHECK(x[1] == ceil_blocks(c) && x[4] == block_, ShapeError,
+                 "{}: expected NCHWc input [N, {}, H, W, {}] ({} channels in blocks of {}), but "
+                 "got {}",
+                 where(), ceil_blocks(c), block_, c, block_, shape_str(x));
+      xl = {x[0], c, x[2], x[3]};
+    }
+    kernels::ref::FusedConvParams p;
+    p.conv = conv_params(window_, group_, xl, wl, where());
+    p.x_block = x_blocked_ ? block_ : 1;
+    p.y_block = y_blocked_ ? block_ : 1;
+    p.w_block = w_packed_ ? block_ : 1;
+    p.epilogue = epilogue_;
+    return p;
+  }
+
+  // Y's physical shape for the physical X shape `x`.
+  Shape output_shape(const Shape& x, const kernels::ref::FusedConvParams& p) const {
+    const kernels::ref::ConvParams& c = p.conv;
+    if (y_blocked_) return {x[0], ceil_blocks(c.out_channels), c.out.h, c.out.w, block_};
+    const int spatial = x_blocked_ ? 2 : static_cast<int>(x.size()) - 2;
+    return window_output_shape(x[0], c.out_channels, c.out, spatial);
+  }
+
+  int64_t ceil_blocks(int64_t channels) const { return (channels + block_ - 1) / block_; }
+
+  WindowAttrs window_;
+  int64_t group_;
+  kernels::ref::Epilogue epilogue_;
+  bool x_blocked_;
+  bool y_blocked_;
+  bool w_packed_;
+  int64_t out_channels_;
+  int64_t block_ = 1;
+};
+
+}  // namespace
+
+void register_fused_conv(OpRegistry& r) {
+  OpSchema s = make_schema<FusedConvOp>("FusedConv", 2, 4);
+  s.domain = kInternalDomain;
+  r.add(std::move(s));
+}
+
+}  // namespace tern::ops
