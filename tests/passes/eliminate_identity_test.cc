@@ -268,6 +268,29 @@ TEST(EliminateIdentity, IdentityToGraphOutputRewiresTheProducer) {
   EXPECT_EQ(out[0].name, "y");
 }
 
+// x -> Reshape -> a -> Identity -> y: the Reshape then returns a view of the caller's
+// input as the graph output; the caller must still get a tensor of its own.
+TEST(EliminateIdentity, RewiredViewOfTheInputIsReturnedAsACopy) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  m.output("y", {3, 2});
+  int64_initializer(m, "shape", {2}, {3, 2});
+  m.node("Reshape", {"x", "shape"}, {"a"}, "reshape");
+  m.node("Identity", {"a"}, {"y"}, "id");
+  const passes::Program p = compile(m, {{DType::kFloat32, {2, 3}}}, kOnlyIdentity);
+  ASSERT_EQ(p.graph.nodes.size(), 1u);
+  EXPECT_EQ(producer_op(p, "y"), "Reshape");
+  const Tensor x = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
+  const std::string bytes = m.bytes();
+  Session session = Session::from_memory(bytes.data(), bytes.size());
+  auto out = session.run({{"x", x}});
+  EXPECT_EQ(out[0].tensor.shape(), (Shape{3, 2}));
+  EXPECT_NE(out[0].tensor.storage().get(), x.storage().get());
+  out[0].tensor.data<float>()[0] = -1;
+  EXPECT_EQ(x.to_float_vector()[0], 1.0f);
+  expect_pass_keeps_results(m, {{"x", x}}, "eliminate-identity", 0.0);
+}
+
 // Identity to a graph output whose input cannot be rewired: a graph input, a value read
 // elsewhere too, another graph output, or a constant.
 TEST(EliminateIdentity, IdentityToGraphOutputIsKeptWhenItsInputCannotMove) {

@@ -458,6 +458,33 @@ TEST(PlanMemory, SecondRunLeavesTheFirstRunsOutputsAlone) {
   }
 }
 
+// One session, several input sizes (one plan and arena each): switching between them
+// gives what a fresh session gives, and earlier outputs stay as they were.
+TEST(PlanMemory, PlansForSeveralShapesDoNotInterfere) {
+  ModelBuilder m(13);
+  m.input("x", {1, 3, "H", "W"});
+  m.output("y");
+  conv(m, "c1", "x", "a", 3, 6);
+  m.node("Relu", {"a"}, {"r"}, "relu");
+  conv(m, "c2", "r", "b", 6, 6);
+  m.node("Add", {"b", "r"}, {"s"}, "add");
+  conv(m, "c3", "s", "y", 6, 2, 1);
+  const std::string bytes = m.bytes();
+  Session session = Session::from_memory(bytes.data(), bytes.size());
+  const std::vector<Shape> shapes = {{1, 3, 8, 8}, {1, 3, 13, 9}, {1, 3, 8, 8}, {1, 3, 5, 17}};
+  std::vector<std::pair<std::vector<NamedTensor>, std::vector<float>>> returned;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    SCOPED_TRACE(shape_str(shapes[i]));
+    const std::vector<NamedTensor> feeds = {{"x", random_tensor(shapes[i], 20 + i)}};
+    auto out = session.run(feeds);
+    Session fresh = Session::from_memory(bytes.data(), bytes.size());
+    expect_outputs_near(out, fresh.run(feeds), 0.0);
+    std::vector<float> values = out[0].tensor.to_float_vector();
+    returned.emplace_back(std::move(out), std::move(values));
+  }
+  for (const auto& [out, values] : returned) EXPECT_EQ(out[0].tensor.to_float_vector(), values);
+}
+
 TEST(PlanMemory, DisabledGivesTheSameResults) {
   const ModelBuilder m = outputs_model();
   const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 4, 7, 7}, 11)}};
