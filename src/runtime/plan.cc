@@ -145,8 +145,9 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
     for (int v : step.release_after) values[v] = Tensor();
   }
 
-  // Outputs must not alias the caller's inputs, the plan's constants or its arena: the
-  // memory plan keeps outputs out of the arena, and a constant or input is copied.
+  // Outputs must not alias the caller's inputs, the plan's constants, its arena or each
+  // other (an output and a view of it, or one value returned twice): the memory plan
+  // keeps outputs out of the arena, and anything shared is copied.
   std::unordered_set<const void*> shared;
   for (const ir::Value& v : g.values)
     if (v.is_constant()) shared.insert(v.constant.storage().get());
@@ -158,6 +159,7 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
     const char* arena = plan.arena ? static_cast<const char*>(plan.arena->data()) : nullptr;
     const bool in_arena = arena && data && data >= arena && data < arena + p.memory.arena_bytes;
     if (shared.count(t.storage().get()) || in_arena || !t.is_contiguous()) t = t.clone();
+    shared.insert(t.storage().get());
     result.push_back(std::move(t));
   }
   return result;

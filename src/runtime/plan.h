@@ -49,7 +49,8 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
 std::vector<LayerInfo> layers_of(const passes::Program& p);
 
 /// Runs `plan` on the bound inputs (graph input order) and returns the graph outputs (in
-/// graph output order), never aliasing the inputs, the plan's constants or its arena.
+/// graph output order), never aliasing the inputs, the plan's constants, its arena or
+/// each other.
 std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs,
                             const ops::ExecContext& ctx, int64_t max_tensor_bytes);
 

@@ -1,6 +1,7 @@
 # Runs CMD ARGS in WORKDIR and checks: exit code == EXIT, output matches REGEX, for a
 # failure (EXIT != 0) stderr is exactly one line (a clear message, never a crash trace),
-# and each of FILES (removed before the run) exists after it.
+# each of FILES (removed before the run) exists after it, and CONTENT_FILE's text (when
+# given) matches CONTENT_REGEX.
 if(TRUNCATE_SRC)
   execute_process(COMMAND head -c ${TRUNCATE_BYTES} ${TRUNCATE_SRC} OUTPUT_FILE ${TRUNCATE_DST}
                   COMMAND_ERROR_IS_FATAL ANY)
@@ -30,3 +31,12 @@ foreach(f IN LISTS FILES)
     message(FATAL_ERROR "expected the run to write '${f}'")
   endif()
 endforeach()
+if(CONTENT_FILE)
+  if(NOT EXISTS ${CONTENT_FILE})
+    message(FATAL_ERROR "expected the run to write '${CONTENT_FILE}'")
+  endif()
+  file(READ ${CONTENT_FILE} content)
+  if(NOT "${content}" MATCHES "${CONTENT_REGEX}")
+    message(FATAL_ERROR "'${CONTENT_FILE}' does not match '${CONTENT_REGEX}'")
+  endif()
+endif()
