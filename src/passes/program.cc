@@ -67,12 +67,14 @@ void Program::erase_nodes(const std::vector<bool>& dead) {
 }
 
 int64_t Program::weight_bytes() const {
-  std::set<int> seen;
+  // By storage: a folded view of an initializer (Reshape of a constant) shares its bytes.
+  std::set<const Storage*> seen;
   int64_t bytes = 0;
   for (const ir::Node& node : graph.nodes) {
     for (int in : node.inputs) {
-      if (in >= 0 && graph.values[in].is_constant() && seen.insert(in).second)
-        bytes += static_cast<int64_t>(graph.values[in].constant.nbytes());
+      if (in < 0 || !graph.values[in].is_constant()) continue;
+      const Tensor& t = graph.values[in].constant;
+      if (seen.insert(t.storage().get()).second) bytes += static_cast<int64_t>(t.storage()->bytes());
     }
   }
   return bytes;

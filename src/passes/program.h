@@ -84,7 +84,7 @@ struct Program {
   /// Removes the nodes whose `dead[n]` is set, keeping the others' order, and fixes
   /// every value's producer index.
   void erase_nodes(const std::vector<bool>& dead);
-  /// Sum of elements of the constants (weights) the remaining nodes read, in bytes.
+  /// Bytes of the constants (weights) the remaining nodes read, each storage counted once.
   int64_t weight_bytes() const;
 };
 
