@@ -13,26 +13,40 @@ namespace {
 // epilogue once. This keeps the strided NCHWc accesses of y out of the inner loop.
 constexpr int64_t kChunk = 256;
 
-// acc[i] += sum over taps of w[tap * wb] * x at the input position tap (kd, kh, kw) of
-// output (od, oh, ow0 + i) reads, for i in [0, n); taps that land in the padding are
-// skipped. x: one input channel, element s at x[s * xs].
-void accumulate_taps(const ConvParams& c, int64_t od, int64_t oh, int64_t ow0, int64_t n,
-                     const float* x, int64_t xs, const float* w, int64_t wb, float* acc) {
+// acc[i] += sum over the taps (kd, kh, kw) and the input channels ch0 + ic (ic < cin) of
+// w[(ic * taps + tap) * wb] * x[channel ch0 + ic at the position the tap of output
+// (od, oh, ow0 + i) reads], for i in [0, n); taps that land in the padding are skipped.
+// x: one input image, channel ch at x + (ch / xs) * xs * in_plane + ch % xs, element s of
+// a channel at [s * xs]. Taps outermost, so each tap's valid range is computed once per
+// row rather than once per input channel.
+void accumulate_row(const ConvParams& c, int64_t od, int64_t oh, int64_t ow0, int64_t n,
+                    const float* x, int64_t ch0, int64_t cin, int64_t xs, const float* w,
+                    int64_t wb, float* acc) {
+  const int64_t in_plane = c.in.size();
+  const int64_t taps = c.kernel.size();
+  const int64_t step = c.stride.w * xs;
   for (int64_t kd = 0; kd < c.kernel.d; ++kd) {
     const int64_t id = od * c.stride.d + kd * c.dilation.d - c.pad_begin.d;
     if (id < 0 || id >= c.in.d) continue;
     for (int64_t kh = 0; kh < c.kernel.h; ++kh) {
       const int64_t ih = oh * c.stride.h + kh * c.dilation.h - c.pad_begin.h;
       if (ih < 0 || ih >= c.in.h) continue;
-      const float* xrow = x + (id * c.in.h + ih) * c.in.w * xs;
       for (int64_t kw = 0; kw < c.kernel.w; ++kw) {
         const int64_t off = kw * c.dilation.w - c.pad_begin.w;
         const Range r = valid_range(c.out.w, c.stride.w, off, c.in.w);
         const int64_t begin = std::max(r.begin, ow0), end = std::min(r.end, ow0 + n);
-        const float wv = w[((kd * c.kernel.h + kh) * c.kernel.w + kw) * wb];
-        const int64_t step = c.stride.w * xs;
-        const float* xp = xrow + off * xs;
-        for (int64_t o = begin; o < end; ++o) acc[o - ow0] += wv * xp[o * step];
+        if (begin >= end) continue;
+        const int64_t tap = (kd * c.kernel.h + kh) * c.kernel.w + kw;
+        // Offset of the first input element this tap reads, within a channel.
+        const int64_t first = ((id * c.in.h + ih) * c.in.w + begin * c.stride.w + off) * xs;
+        float* a = acc + (begin - ow0);
+        const int64_t len = end - begin;
+        for (int64_t ic = 0; ic < cin; ++ic) {
+          const int64_t ch = ch0 + ic;
+          const float* xp = x + (ch / xs) * xs * in_plane + ch % xs + first;
+          const float wv = w[(ic * taps + tap) * wb];
+          for (int64_t i = 0; i < len; ++i) a[i] += wv * xp[i * step];
+        }
       }
     }
   }
@@ -43,7 +57,6 @@ void accumulate_taps(const ConvParams& c, int64_t od, int64_t oh, int64_t ow0, i
 void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, const float* bias,
                     const float* z, float* y, int64_t oc_begin, int64_t oc_end) {
   const ConvParams& c = p.conv;
-  const int64_t in_plane = c.in.size();
   const int64_t out_plane = c.out.size();
   const int64_t taps = c.kernel.size();
   const int64_t cin_per_group = c.in_channels / c.groups;
@@ -80,12 +93,8 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
           const int64_t n = std::min(kChunk, c.out.w - ow0);
           float acc[kChunk];
           std::fill(acc, acc + n, b);
-          for (int64_t ic = 0; ic < cin_per_group; ++ic) {
-            const int64_t ch = group * cin_per_group + ic;
-            const float* xc = x + (ch / xs) * xs * in_plane + ch % xs;
-            const float* wc = w_oc + ic * taps * wb;
-            accumulate_taps(c, od, oh, ow0, n, xc, xs, wc, wb, acc);
-          }
+          accumulate_row(c, od, oh, ow0, n, x, group * cin_per_group, cin_per_group, xs, w_oc, wb,
+                         acc);
           const int64_t at = (row + ow0) * ys;
           f32_epilogue(p.epilogue, n, acc, 1, nullptr, 0, zc ? zc + at : nullptr, ys, yc + at, ys);
         }
