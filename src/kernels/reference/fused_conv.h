@@ -38,7 +38,7 @@ inline int64_t fused_conv_padded_channels(const FusedConvParams& p) {
 /// oc_end <= fused_conv_padded_channels(p); a padded channel (oc >= M) is written as 0.
 /// All plain layouts run f32_conv_nchw and then the epilogue on each plane. Otherwise
 /// each output row is accumulated in chunks of up to 256 positions in a local array (over
-/// input channels, then taps; taps in the padding skipped), which then goes through the
+/// taps, then input channels; taps in the padding skipped), which then goes through the
 /// epilogue into y at its element stride (1 or y_block).
 void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, const float* bias,
                     const float* z, float* y, int64_t oc_begin, int64_t oc_end);
