@@ -542,6 +542,41 @@ TEST(FuseEpilogue, SiluWhoseInputsHaveOtherReadersStays) {
   }
 }
 
+TEST(FuseEpilogue, ClipWithARunTimeBoundStays) {
+  ModelBuilder m;
+  m.input("x", {1, 6, 7, 9});
+  m.input("hi", {});
+  m.output("y");
+  conv(m, "conv", "x", "c", 6, 5);
+  m.initializer("lo", {}, {0.0f});
+  m.node("Clip", {"c", "lo", "hi"}, {"y"}, "clip");
+  const passes::Program p = fused(m, {kX, {DType::kFloat32, {}}});
+  EXPECT_EQ(count_ops(p, "Clip"), 1);
+  EXPECT_EQ(count_ops(p, "Conv"), 1);
+  auto feeds = feed_x();
+  feeds.push_back({"hi", Tensor::scalar_f32(0.7f)});
+  expect_pass_keeps_results(m, feeds, "fuse-epilogue");
+}
+
+TEST(FuseEpilogue, GemmBiasOfEveryBroadcastShape) {
+  // [M, 1], [1, N], [M, N] and a scalar all broadcast to Gemm's [M, N] and become C.
+  for (const Shape& shape : {Shape{3, 1}, Shape{1, 4}, Shape{3, 4}, Shape{}}) {
+    SCOPED_TRACE(shape_str(shape));
+    ModelBuilder m;
+    m.input("x", {3, 10});
+    m.output("y");
+    m.initializer("w", {10, 4}, weights(40, 1));
+    m.initializer("bias", shape, weights(shape_numel(shape), 2));
+    m.node("Gemm", {"x", "w"}, {"g"}, "fc");
+    m.node("Add", {"bias", "g"}, {"y"}, "add");
+    const passes::Program p = fused(m, {{DType::kFloat32, {3, 10}}});
+    EXPECT_EQ(count_ops(p, "Add"), 0);
+    ASSERT_EQ(count_ops(p, "FusedGemm"), 1);
+    EXPECT_EQ(input_name(p, *nodes_of(p, "FusedGemm")[0], 2), "bias");
+    expect_pass_keeps_results(m, {{"x", random_tensor({3, 10}, 6)}}, "fuse-epilogue");
+  }
+}
+
 TEST(FuseEpilogue, GemmWithCThenConstantAddStays) {
   // Gemm already has C: the Add stays (and so does the Relu after it).
   ModelBuilder m;
