@@ -206,3 +206,54 @@ TEST(PackWeights, GemmWithoutTransBIsLeftAlone) {
 
 }  // namespace
 }  // namespace tern::test
+
+namespace tern::test {
+namespace {
+
+// Through the whole pipeline: every FusedConv that assign-layout gives an NCHWc output
+// reads packed weights afterwards (and only those), for c = 4, 8, 16 and channel counts
+// that are not multiples of c; the results equal those without the pass. (Checked on a
+// tree with assign-layout merged: there every convolution here is packed.)
+TEST(PackWeights, PipelinePacksEveryNchwcConvolution) {
+  ModelBuilder m;
+  m.input("x", {1, 3, 11, 10});
+  m.output("y");
+  m.initializer("w1", {5, 3, 3, 3}, weights(135, 1));
+  m.initializer("w2", {5, 1, 3, 3}, weights(45, 2));
+  m.initializer("w3", {7, 5, 1, 1}, weights(35, 3));
+  auto* c1 = m.node("Conv", {"x", "w1"}, {"a"}, "c1");
+  set_ints(c1, "pads", {1, 1, 1, 1});
+  set_ints(c1, "strides", {2, 2});
+  m.node("Relu", {"a"}, {"ar"}, "r1");
+  auto* c2 = m.node("Conv", {"ar", "w2"}, {"b"}, "dw");
+  set_ints(c2, "pads", {1, 1, 1, 1});
+  set_int(c2, "group", 5);
+  m.node("Relu", {"b"}, {"br"}, "r2");
+  m.node("Conv", {"br", "w3"}, {"y"}, "pw");
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 11, 10}, 4)}};
+  for (int block : {4, 8, 16}) {
+    SCOPED_TRACE(::testing::Message() << "block " << block);
+    const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 11, 10}}}, {}, block);
+    int64_t bytes = 0;
+    for (const ir::Node& node : p.graph.nodes) {
+      if (node.op_type != "FusedConv") continue;
+      auto layout = [&](const char* name) {
+        auto it = node.attrs.find(name);
+        return it == node.attrs.end() ? std::string() : it->second.s;
+      };
+      const bool blocked = layout("y_layout") == "NCHWc";
+      EXPECT_EQ(layout("weight_layout") == "packed", blocked) << node.name;
+      const Tensor& w = p.known[node.inputs[1]];
+      EXPECT_EQ(w.rank(), blocked ? 5 : 4) << node.name;
+      if (blocked) {
+        EXPECT_EQ(w.shape().back(), block) << node.name;
+        bytes += static_cast<int64_t>(w.nbytes());
+      }
+    }
+    EXPECT_EQ(p.memory.packed_weight_bytes, bytes);
+  }
+  expect_pass_keeps_results(m, feeds, "pack-weights");
+}
+
+}  // namespace
+}  // namespace tern::test
