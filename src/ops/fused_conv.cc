@@ -82,13 +82,17 @@ class FusedConvOp final : public Op {
     const float* bd = b.defined() ? b.data<float>() : nullptr;
     const float* zd = z.defined() ? z.data<float>() : nullptr;
     float* yd = outputs[0].data<float>();
-    const int64_t work = batch * channels;
+    // Work items: (image, output channel), or (image, channel block) for an NCHWc output,
+    // whose block the kernel computes with the lanes innermost.
+    const int64_t unit = p.y_block;
+    const int64_t units = channels / unit;
+    const int64_t work = batch * units;
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
     for (int64_t i = 0; i < work; ++i) {
-      const int64_t n = i / channels;
-      const int64_t oc = i % channels;
+      const int64_t n = i / units;
+      const int64_t oc = i % units * unit;
       kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
-                                   yd + n * y_image, oc, oc + 1);
+                                   yd + n * y_image, oc, oc + unit);
     }
   }
 

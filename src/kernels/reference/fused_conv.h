@@ -36,10 +36,13 @@ inline int64_t fused_conv_padded_channels(const FusedConvParams& p) {
 /// bias: [M] or nullptr. z: the residual image, laid out like y (read when
 /// p.epilogue.residual). y: one output image in the y_block layout.
 /// oc_end <= fused_conv_padded_channels(p); a padded channel (oc >= M) is written as 0.
-/// All plain layouts run f32_conv_nchw and then the epilogue on each plane. Otherwise
-/// each output row is accumulated in chunks of up to 256 positions in a local array (over
-/// input channels, then taps; taps in the padding skipped), which then goes through the
-/// epilogue into y at its element stride (1 or y_block).
+/// All plain layouts run f32_conv_nchw and then the epilogue on each plane. An NCHWc
+/// output (y_block <= 16) whose range covers whole blocks computes each block's channels
+/// together, lanes innermost, when one group spans the block or the conv is depthwise on
+/// an input with the same block. Otherwise each channel's output rows are accumulated in
+/// chunks of up to 256 positions in a local array (over taps, then input channels; taps
+/// in the padding skipped) and go through the epilogue into y at its element stride.
+/// Both blocked paths sum in the same order, so they give the same floats.
 void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, const float* bias,
                     const float* z, float* y, int64_t oc_begin, int64_t oc_end);
 

@@ -1,0 +1,259 @@
+// pack-weights (src/passes/pack_weights.cc): NCHWc FusedConv weights packed to
+// [ceil(M/c), C/g, kH, kW, c] (c = 4, 8, 16, M not a multiple of c) and Gemm's transB
+// weights stored transposed; the structure after the pass, the packed byte count, and
+// the results before and after it; the nodes it must leave alone.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/reference/fused_conv.h"
+#include "pass_test_util.h"
+
+namespace tern::test {
+namespace {
+
+const passes::Pass& pack_pass() {
+  for (const passes::Pass* pass : passes::all_passes())
+    if (std::string(pass->name()) == "pack-weights") return *pass;
+  throw std::runtime_error("no pack-weights pass");
+}
+
+std::vector<float> weights(int64_t n, uint32_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t s = seed * 2654435761u + 1u;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  }
+  return v;
+}
+
+ir::Attribute str(const std::string& s) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kString;
+  a.s = s;
+  return a;
+}
+ir::Attribute num(int64_t i) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kInt;
+  a.i = i;
+  return a;
+}
+
+// Runs node n of `p` on the known values and the graph inputs in `feeds` (by value index).
+Tensor run_node(const passes::Program& p, int n, const std::map<int, Tensor>& feeds) {
+  const ir::Node& node = p.graph.nodes[n];
+  std::vector<Tensor> in(node.inputs.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    const int v = node.inputs[k];
+    if (v < 0) continue;
+    in[k] = feeds.count(v) ? feeds.at(v) : p.known[v];
+  }
+  const ops::TensorType& t = *p.types[node.outputs[0]];
+  std::vector<Tensor> out = {Tensor::empty(t.dtype, t.shape)};
+  p.ops[n]->run(in, out, ops::ExecContext{1});
+  return out[0];
+}
+
+// x [1, 5, 7, 6] -> Conv(w [7, 5, 3, 3], b, pads 1) -> y; with every pass
+// off, then the Conv made a FusedConv with the given layouts by hand (what assign-layout
+// does), re-analyzed.
+passes::Program conv_program(int64_t block, const std::string& y_layout, bool w_constant = true) {
+  ModelBuilder m;
+  m.input("x", {1, 5, 7, 6});
+  if (!w_constant) m.input("w", {7, 5, 3, 3});
+  m.output("y");
+  if (w_constant) m.initializer("w", {7, 5, 3, 3}, weights(7 * 5 * 9, 1));
+  m.initializer("b", {7}, weights(7, 2));
+  auto* conv = m.node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+  set_ints(conv, "pads", {1, 1, 1, 1});
+  std::vector<ops::TensorType> types = {{DType::kFloat32, {1, 5, 7, 6}}};
+  if (!w_constant) types.push_back({DType::kFloat32, {7, 5, 3, 3}});
+  passes::Program p = compile(m, types, passes::pass_names(), static_cast<int>(block));
+  ir::Node& node = p.graph.nodes[0];
+  node.domain = "tern";
+  node.op_type = "FusedConv";
+  node.attrs["y_layout"] = str(y_layout);
+  node.attrs["block"] = num(block);
+  node.attrs["activation"] = str("Relu");
+  passes::analyze(p);
+  return p;
+}
+
+TEST(PackWeights, NchwcFusedConvWeightsArePackedAndGiveTheSameResults) {
+  for (int64_t block : {4, 8, 16}) {
+    SCOPED_TRACE(::testing::Message() << "block " << block);
+    passes::Program p = conv_program(block, "NCHWc");
+    const int x = p.graph.inputs[0];
+    const std::map<int, Tensor> feeds = {{x, random_tensor({1, 5, 7, 6}, 3)}};
+    const Tensor before = run_node(p, 0, feeds);
+    const Tensor oihw = p.known[p.graph.nodes[0].inputs[1]];
+
+    EXPECT_EQ(pack_pass().run(p), 1);
+    const ir::Node& node = p.graph.nodes[0];
+    EXPECT_EQ(node.attrs.at("weight_layout").s, "packed");
+    EXPECT_EQ(node.attrs.at("out_channels").i, 7);
+    const Tensor& w = p.known[node.inputs[1]];
+    const int64_t blocks = (7 + block - 1) / block;
+    EXPECT_EQ(w.shape(), (Shape{blocks, 5, 3, 3, block}));
+    EXPECT_TRUE(p.graph.values[node.inputs[1]].is_constant());
+    EXPECT_EQ(w.to_float_vector(),
+              kernels::ref::pack_conv_weights(oihw, static_cast<int>(block)).to_float_vector());
+    EXPECT_EQ(p.memory.packed_weight_bytes, blocks * 5 * 9 * block * 4);
+    // Same sums in the same order: equal bit for bit.
+    EXPECT_EQ(run_node(p, 0, feeds).to_float_vector(), before.to_float_vector());
+    // Packed once: a second run changes nothing.
+    EXPECT_EQ(pack_pass().run(p), 0);
+  }
+}
+
+TEST(PackWeights, GroupedConvWeightsArePacked) {
+  // Depthwise, stride 2, M = 6 in blocks of 4.
+  ModelBuilder m;
+  m.input("x", {1, 6, 5, 5});
+  m.output("y");
+  m.initializer("w", {6, 1, 3, 3}, weights(54, 4));
+  auto* conv = m.node("Conv", {"x", "w"}, {"y"}, "dw");
+  set_int(conv, "group", 6);
+  set_ints(conv, "strides", {2, 2});
+  passes::Program q = compile(m, {{DType::kFloat32, {1, 6, 5, 5}}}, passes::pass_names(), 4);
+  ir::Node& node = q.graph.nodes[0];
+  node.domain = "tern";
+  node.op_type = "FusedConv";
+  node.attrs["y_layout"] = str("NCHWc");
+  node.attrs["block"] = num(4);
+  passes::analyze(q);
+  const std::map<int, Tensor> feeds = {{q.graph.inputs[0], random_tensor({1, 6, 5, 5}, 5)}};
+  const Tensor before = run_node(q, 0, feeds);
+  EXPECT_EQ(pack_pass().run(q), 1);
+  EXPECT_EQ(q.known[q.graph.nodes[0].inputs[1]].shape(), (Shape{2, 1, 3, 3, 4}));
+  EXPECT_EQ(run_node(q, 0, feeds).to_float_vector(), before.to_float_vector());
+}
+
+TEST(PackWeights, LeavesNchwOutputsAndRunTimeWeightsAlone) {
+  {  // y_layout NCHW: the kernel reads OIHW.
+    passes::Program p = conv_program(8, "NCHW");
+    const int w = p.graph.nodes[0].inputs[1];
+    EXPECT_EQ(pack_pass().run(p), 0);
+    EXPECT_EQ(p.graph.nodes[0].inputs[1], w);
+    EXPECT_EQ(p.graph.nodes[0].attrs.count("weight_layout"), 0u);
+    EXPECT_EQ(p.memory.packed_weight_bytes, 0);
+  }
+  {  // W is a graph input: not known at plan time.
+    passes::Program p = conv_program(8, "NCHWc", false);
+    EXPECT_EQ(pack_pass().run(p), 0);
+    EXPECT_EQ(p.graph.nodes[0].attrs.count("weight_layout"), 0u);
+  }
+  {  // A plain Conv is never packed (its kernel reads OIHW).
+    ModelBuilder m;
+    m.input("x", {1, 5, 7, 6});
+    m.output("y");
+    m.initializer("w", {7, 5, 3, 3}, weights(315, 1));
+    m.node("Conv", {"x", "w"}, {"y"}, "conv");
+    passes::Program p = compile(m, {{DType::kFloat32, {1, 5, 7, 6}}}, passes::pass_names());
+    EXPECT_EQ(pack_pass().run(p), 0);
+  }
+}
+
+// x [3, 10] -> Gemm(w [4, 10], transB 1) and a second Gemm sharing w -> Relu.
+ModelBuilder gemm_model(bool trans_b) {
+  ModelBuilder m;
+  m.input("x", {3, 10});
+  m.output("y1");
+  m.output("y2");
+  m.initializer("w", trans_b ? std::vector<int64_t>{4, 10} : std::vector<int64_t>{10, 4},
+                weights(40, 7));
+  m.initializer("c", {4}, weights(4, 8));
+  set_int(m.node("Gemm", {"x", "w", "c"}, {"g1"}, "fc1"), "transB", trans_b ? 1 : 0);
+  auto* g2 = m.node("Gemm", {"x", "w"}, {"y2"}, "fc2");
+  set_int(g2, "transB", trans_b ? 1 : 0);
+  set_float(g2, "alpha", 0.5f);
+  m.node("Relu", {"g1"}, {"y1"}, "relu");
+  return m;
+}
+
+TEST(PackWeights, GemmTransBWeightsAreStoredTransposedOnce) {
+  const ModelBuilder m = gemm_model(true);
+  const passes::Program p = compile(m, {{DType::kFloat32, {3, 10}}});
+  ASSERT_EQ(count_ops(p, "FusedGemm"), 1);  // fc1 + Relu
+  ASSERT_EQ(count_ops(p, "Gemm"), 1);       // fc2
+  int w = -1;
+  for (const ir::Node& node : p.graph.nodes) {
+    if (node.op_type != "Gemm" && node.op_type != "FusedGemm") continue;
+    EXPECT_EQ(node.attrs.at("transB").i, 0) << node.name;
+    EXPECT_EQ(p.known[node.inputs[1]].shape(), (Shape{10, 4})) << node.name;
+    if (w >= 0) {
+      EXPECT_EQ(node.inputs[1], w) << "the shared weight is transposed once";
+    }
+    w = node.inputs[1];
+  }
+  EXPECT_EQ(p.memory.packed_weight_bytes, 40 * 4);
+  expect_pass_keeps_results(m, {{"x", random_tensor({3, 10}, 9)}}, "pack-weights");
+}
+
+TEST(PackWeights, GemmWithoutTransBIsLeftAlone) {
+  const ModelBuilder m = gemm_model(false);
+  const passes::Program p = compile(m, {{DType::kFloat32, {3, 10}}});
+  EXPECT_EQ(p.memory.packed_weight_bytes, 0);
+  for (const ir::Node& node : p.graph.nodes)
+    if (node.op_type == "Gemm" || node.op_type == "FusedGemm") {
+      EXPECT_EQ(p.graph.values[node.inputs[1]].name, "w");
+    }
+  expect_pass_keeps_results(m, {{"x", random_tensor({3, 10}, 9)}}, "pack-weights");
+}
+
+}  // namespace
+}  // namespace tern::test
+
+namespace tern::test {
+namespace {
+
+// Through the whole pipeline: every FusedConv that assign-layout gives an NCHWc output
+// reads packed weights afterwards (and only those), for c = 4, 8, 16 and channel counts
+// that are not multiples of c; the results equal those without the pass. (Checked on a
+// tree with assign-layout merged: there every convolution here is packed.)
+TEST(PackWeights, PipelinePacksEveryNchwcConvolution) {
+  ModelBuilder m;
+  m.input("x", {1, 3, 11, 10});
+  m.output("y");
+  m.initializer("w1", {5, 3, 3, 3}, weights(135, 1));
+  m.initializer("w2", {5, 1, 3, 3}, weights(45, 2));
+  m.initializer("w3", {7, 5, 1, 1}, weights(35, 3));
+  auto* c1 = m.node("Conv", {"x", "w1"}, {"a"}, "c1");
+  set_ints(c1, "pads", {1, 1, 1, 1});
+  set_ints(c1, "strides", {2, 2});
+  m.node("Relu", {"a"}, {"ar"}, "r1");
+  auto* c2 = m.node("Conv", {"ar", "w2"}, {"b"}, "dw");
+  set_ints(c2, "pads", {1, 1, 1, 1});
+  set_int(c2, "group", 5);
+  m.node("Relu", {"b"}, {"br"}, "r2");
+  m.node("Conv", {"br", "w3"}, {"y"}, "pw");
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 11, 10}, 4)}};
+  for (int block : {4, 8, 16}) {
+    SCOPED_TRACE(::testing::Message() << "block " << block);
+    const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 11, 10}}}, {}, block);
+    int64_t bytes = 0;
+    for (const ir::Node& node : p.graph.nodes) {
+      if (node.op_type != "FusedConv") continue;
+      auto layout = [&](const char* name) {
+        auto it = node.attrs.find(name);
+        return it == node.attrs.end() ? std::string() : it->second.s;
+      };
+      const bool blocked = layout("y_layout") == "NCHWc";
+      EXPECT_EQ(layout("weight_layout") == "packed", blocked) << node.name;
+      const Tensor& w = p.known[node.inputs[1]];
+      EXPECT_EQ(w.rank(), blocked ? 5 : 4) << node.name;
+      if (blocked) {
+        EXPECT_EQ(w.shape().back(), block) << node.name;
+        bytes += static_cast<int64_t>(w.nbytes());
+      }
+    }
+    EXPECT_EQ(p.memory.packed_weight_bytes, bytes);
+  }
+  expect_pass_keeps_results(m, feeds, "pack-weights");
+}
+
+}  // namespace
+}  // namespace tern::test
