@@ -1,31 +1,42 @@
-// eliminate-dead: removes nodes none of whose outputs is read by another node or returned
-// by the graph (left behind by folding, fusion and identity elimination, or unused in the
-// model file itself). Ops are pure, so an unread result is never needed.
+// eliminate-dead: removes nodes none of whose outputs is needed: not a graph output and
+// not read by a node that is itself needed (left behind by folding, fusion and identity
+// elimination, or unused in the model file itself). Ops are pure, so an unread result is
+// never needed. One backward sweep over the execution order decides every node (a dead
+// chain of any length goes at once), so the cost is linear in the graph's size.
 #include "passes/pass.h"
 
 namespace tern::passes {
 namespace {
 
-class EliminateDead final : public NodeRule {
+class EliminateDead final : public Pass {
  public:
   const char* name() const override { return "eliminate-dead"; }
-  const char* summary() const override { return "remove nodes whose outputs nothing reads"; }
+  const char* summary() const override { return "remove nodes whose outputs nothing needs"; }
 
- protected:
-  bool applies_to(const Program& p, int n) const override {
-    for (int out : p.graph.nodes[n].outputs) {
-      if (out >= 0 && (p.is_graph_output(out) || !p.consumers(out).empty())) return false;
+  int run(Program& p) const override {
+    const ir::Graph& g = p.graph;
+    std::vector<bool> needed_value(g.values.size(), false);
+    for (int v : g.outputs) needed_value[v] = true;
+    const std::vector<int> order = p.order();
+    std::vector<bool> dead(g.nodes.size(), false);
+    int removed = 0;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const ir::Node& node = g.nodes[*it];
+      bool needed = false;  // where to try: every node; legal: no output is needed
+      for (int out : node.outputs) needed = needed || (out >= 0 && needed_value[out]);
+      if (!needed) {
+        dead[*it] = true;
+        ++removed;
+        continue;
+      }
+      for (int in : node.inputs)
+        if (in >= 0) needed_value[in] = true;
     }
-    return true;
-  }
-  bool legal(const Program& p, int n) const override {
-    (void)p;
-    (void)n;
-    return true;  // no tern op has a side effect
-  }
-  void rewrite(Program& p, int n, std::vector<bool>& dead) const override {
-    (void)p;
-    dead[n] = true;
+    if (removed > 0) {
+      p.erase_nodes(dead);
+      analyze(p);
+    }
+    return removed;
   }
 };
 

@@ -49,9 +49,13 @@ class PlanMemory final : public Pass {
       }
       def[v] = last[v] = step_of[producer];
       if (b.kind == Kind::kInPlace) continue;  // decided by the in-place pass
+      // The executor places a node's outputs only when it knows all their types at plan
+      // time; otherwise it allocates all of them per run.
+      bool all_typed = true;
+      for (int out : g.nodes[producer].outputs) all_typed = all_typed && (out < 0 || p.types[out]);
       if (p.ops[producer]->returns_view()) {
         b = BufferAssignment{Kind::kView};
-      } else if (!p.types[v]) {
+      } else if (!all_typed) {
         b = BufferAssignment{Kind::kDynamic};
       } else {
         b = BufferAssignment{Kind::kArena};

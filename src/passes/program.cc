@@ -74,7 +74,8 @@ int64_t Program::weight_bytes() const {
     for (int in : node.inputs) {
       if (in < 0 || !graph.values[in].is_constant()) continue;
       const Tensor& t = graph.values[in].constant;
-      if (seen.insert(t.storage().get()).second) bytes += static_cast<int64_t>(t.storage()->bytes());
+      if (seen.insert(t.storage().get()).second)
+        bytes += static_cast<int64_t>(t.storage()->bytes());
     }
   }
   return bytes;
@@ -162,7 +163,17 @@ void analyze(Program& p) {
       continue;  // resolved at run time
     }
     for (size_t k = 0; k < node.outputs.size() && k < out_types->size(); ++k) {
-      if (node.outputs[k] >= 0) p.types[node.outputs[k]] = (*out_types)[k];
+      if (node.outputs[k] < 0) continue;
+      // Checked here, before the memory plan reserves anything: a model cannot make
+      // tern allocate without bound (the same limit run_node applies at run time).
+      const ops::TensorType& t = (*out_types)[k];
+      const int64_t n = shape_numel(t.shape);
+      TERN_CHECK(n <= p.max_tensor_bytes / static_cast<int64_t>(dtype_size(t.dtype)), ShapeError,
+                 "{}: output {} of shape {} ({}) would take {} bytes, over the limit of {} "
+                 "(SessionOptions.max_tensor_bytes)",
+                 op.where(), k, shape_str(t.shape), dtype_name(t.dtype),
+                 static_cast<double>(n) * dtype_size(t.dtype), p.max_tensor_bytes);
+      p.types[node.outputs[k]] = t;
     }
     std::optional<std::vector<Tensor>> values;
     if (all_known) {

@@ -96,7 +96,7 @@ Program make_program(const ir::Graph& graph, const std::vector<ops::TensorType>&
 /// Creates each node's op and infers every value's type in topological order; a node
 /// whose inputs are all known is evaluated (its outputs become `known`). Throws
 /// UnsupportedOpError for an op tern lacks, the op's ShapeError etc. naming the node, and
-/// ShapeError when an evaluated tensor would exceed max_tensor_bytes.
+/// ShapeError naming the node when any output would exceed max_tensor_bytes.
 void analyze(Program& p);
 
 /// Checks a Program after a pass: the graph's structure (ir::verify_graph), that every

@@ -114,6 +114,7 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
     if (g.values[v].is_constant()) values[v] = g.values[v].constant;
   for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = *inputs[i];
 
+  std::unordered_set<const Storage*> fresh;  // storages allocated by this run
   for (const PlanStep& step : plan.steps) {
     const ir::Node& node = g.nodes[step.node];
     std::vector<Tensor> in(node.inputs.size());
@@ -139,27 +140,26 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
     std::vector<Tensor> out =
         ops::run_node(*p.ops[step.node], in, step.output_types ? &*step.output_types : nullptr,
                       node.outputs, ctx, max_tensor_bytes, prealloc);
+    const bool view_op = p.ops[step.node]->returns_view();
     for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k] >= 0) values[node.outputs[k]] = std::move(out[k]);
+      if (node.outputs[k] < 0) continue;
+      // run_node allocated this output now (not a plan buffer, not an op's own tensor).
+      if (!view_op && !prealloc[k].defined() && out[k].defined())
+        fresh.insert(out[k].storage().get());
+      values[node.outputs[k]] = std::move(out[k]);
     }
     for (int v : step.release_after) values[v] = Tensor();
   }
 
-  // Outputs must not alias the caller's inputs, the plan's constants, its arena or each
-  // other (an output and a view of it, or one value returned twice): the memory plan
-  // keeps outputs out of the arena, and anything shared is copied.
-  std::unordered_set<const void*> shared;
-  for (const ir::Value& v : g.values)
-    if (v.is_constant()) shared.insert(v.constant.storage().get());
-  for (const Tensor* t : inputs) shared.insert(t->storage().get());
+  // The caller owns what run() returns, so an output is returned as it is only when its
+  // storage was allocated by this run and no other output uses it; anything else (the
+  // caller's inputs, constants, a tensor an op keeps such as Constant's value, the arena,
+  // a second view of one buffer) is copied.
   std::vector<Tensor> result;
   for (int v : g.outputs) {
     Tensor t = values[v];
-    const char* data = t.numel() > 0 ? static_cast<const char*>(t.raw_data()) : nullptr;
-    const char* arena = plan.arena ? static_cast<const char*>(plan.arena->data()) : nullptr;
-    const bool in_arena = arena && data && data >= arena && data < arena + p.memory.arena_bytes;
-    if (shared.count(t.storage().get()) || in_arena || !t.is_contiguous()) t = t.clone();
-    shared.insert(t.storage().get());
+    if (!fresh.count(t.storage().get()) || !t.is_contiguous()) t = t.clone();
+    fresh.erase(t.storage().get());
     result.push_back(std::move(t));
   }
   return result;

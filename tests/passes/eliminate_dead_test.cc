@@ -108,3 +108,32 @@ TEST(EliminateDead, CleansUpAfterTheOtherPasses) {
 
 }  // namespace
 }  // namespace tern::test
+
+namespace tern::test {
+namespace {
+
+// A long unread chain goes in one backward sweep: the pass is linear in the graph's size
+// (a sweep per node would take minutes here; the bound is generous for slow builds).
+TEST(EliminateDead, LongUnreadChainGoesInOneSweep) {
+  ModelBuilder m(13);
+  m.input("x", {4});
+  m.output("y", {4});
+  m.node("Neg", {"x"}, {"y"}, "neg");
+  std::string prev = "x";
+  const int n = 3000;
+  for (int i = 0; i < n; ++i) {
+    const std::string out = fmt::format("d{}", i);
+    m.node("Relu", {prev}, {out}, fmt::format("relu{}", i));
+    prev = out;
+  }
+  const std::string bytes = m.bytes();
+  ir::Graph graph = onnx::load_model(bytes.data(), bytes.size(), onnx::LoadLimits{});
+  passes::Program p = passes::make_program(graph, {{DType::kFloat32, {4}}}, ops::ExecContext{1},
+                                           int64_t{1} << 31, 8);
+  EXPECT_EQ(passes::all_passes()[2]->name(), std::string("eliminate-dead"));
+  EXPECT_EQ(passes::all_passes()[2]->run(p), n);
+  EXPECT_EQ(p.graph.nodes.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tern::test

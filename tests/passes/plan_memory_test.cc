@@ -539,3 +539,57 @@ TEST(PlanMemory, SharedModels) {
 
 }  // namespace
 }  // namespace tern::test
+
+namespace tern::test {
+namespace {
+
+// A tensor an op keeps between runs (a Constant node's value, run per inference when
+// fold-constants is off) is returned as a copy: the caller may write into what it gets.
+TEST(PlanMemory, OutputsOwnedByAnOpAreCopies) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.output("c");
+  m.output("y");
+  set_tensor(m.node("Constant", {}, {"c"}, "const"), "value", {2}, {1.0f, 2.0f});
+  m.node("Add", {"x", "c"}, {"y"}, "add");
+  const std::string bytes = m.bytes();
+  for (const std::vector<std::string>& off :
+       {std::vector<std::string>{"fold-constants"}, std::vector<std::string>{}}) {
+    SessionOptions options;
+    options.disabled_passes = off;
+    Session session = Session::from_memory(bytes.data(), bytes.size(), options);
+    const std::vector<NamedTensor> feeds = {{"x", Tensor::from_vector({10.0f, 20.0f}, {2})}};
+    auto first = session.run(feeds);
+    first[0].tensor.data<float>()[0] = 1000.0f;  // the caller owns it
+    const auto second = session.run(feeds);
+    EXPECT_EQ(second[0].tensor.to_float_vector(), (std::vector<float>{1.0f, 2.0f}));
+    EXPECT_EQ(second[1].tensor.to_float_vector(), (std::vector<float>{11.0f, 22.0f}));
+  }
+}
+
+// An intermediate over max_tensor_bytes fails at plan time with the error naming the node
+// and the limit, before the arena reserves anything, with the passes on and off.
+TEST(PlanMemory, TensorLimitIsCheckedBeforeTheArena) {
+  ModelBuilder m(13);
+  m.input("x", {1, 1, 4, 4});
+  m.output("y");
+  m.initializer("roi", {0}, {});
+  m.initializer("scales", {4}, {1.0f, 1.0f, 32768.0f, 32768.0f});  // 64 GiB of float
+  m.node("Resize", {"x", "roi", "scales"}, {"r"}, "resize");
+  m.node("Neg", {"r"}, {"n"}, "neg");
+  set_int(m.node("ReduceMax", {"n"}, {"y"}, "max"), "keepdims", 0);
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 1, 4, 4}, 10)}};
+  for (bool passes_on : {false, true}) {
+    SCOPED_TRACE(passes_on);
+    try {
+      run_model(m, feeds, passes_on ? std::vector<std::string>{} : passes::pass_names());
+      FAIL() << "expected ShapeError";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find("Resize 'resize'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("max_tensor_bytes"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tern::test

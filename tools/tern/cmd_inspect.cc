@@ -1,4 +1,5 @@
-// `tern inspect MODEL [--shape NAME=DIMS ...] [--all]`: what a model is made of.
+// `tern inspect MODEL [--shape NAME=DIMS ...] [--passes] [--dot FILE] [--disable-pass NAME ...]`:
+// what a model is made of and, with shapes, the plan tern compiles for it.
 #include <fmt/format.h>
 
 #include <algorithm>
