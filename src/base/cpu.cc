@@ -62,8 +62,10 @@ CpuInfo cpu_info() {
 }
 
 int simd_float_lanes() {
+#if HWY_ARCH_X86
   const int64_t usable = hwy::SupportedTargets() & HWY_TARGETS;
   const int64_t best = usable & -usable;
+#endif
   // 512-bit targets (AVX3 and its successors sit at lower bits than AVX2 in Highway's
   // target order, better targets first), 256-bit AVX2, and 128-bit for the rest (SSE4,
   // NEON, EMU128). SVE's width varies; tern's Arm build compiles NEON.
