@@ -12,17 +12,6 @@
 namespace tern::test {
 namespace {
 
-// Deterministic small weights in [-0.5, 0.5).
-std::vector<float> weights(int64_t n, uint32_t seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  uint32_t s = seed * 2654435761u + 1u;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
-  }
-  return v;
-}
-
 // Adds a Conv `name` reading `x` ([.., c, ..]) with m output channels, a k x k kernel,
 // pads k/2, and a bias unless `bias` is false. Returns the node.
 ::onnx::NodeProto* conv(ModelBuilder& m, const std::string& name, const std::string& x,

@@ -19,15 +19,6 @@ const passes::Pass& pack_pass() {
   throw std::runtime_error("no pack-weights pass");
 }
 
-std::vector<float> weights(int64_t n, uint32_t seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  uint32_t s = seed * 2654435761u + 1u;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
-  }
-  return v;
-}
 
 ir::Attribute str(const std::string& s) {
   ir::Attribute a;

@@ -72,6 +72,18 @@ inline Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.0f,
   return Tensor::from_vector(v, shape);
 }
 
+/// `n` deterministic weights in [-0.5, 0.5) from `seed` (a 32-bit LCG: the same on every
+/// machine, unlike <random>'s distributions).
+inline std::vector<float> weights(int64_t n, uint32_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t s = seed * 2654435761u + 1u;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  }
+  return v;
+}
+
 /// Expects outputs `a` and `b` to have equal names, shapes and dtypes, and float values
 /// within `tol` * max(1, |b|) (exactly equal when tol is 0).
 inline void expect_outputs_near(const std::vector<NamedTensor>& a,
