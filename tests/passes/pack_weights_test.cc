@@ -19,7 +19,6 @@ const passes::Pass& pack_pass() {
   throw std::runtime_error("no pack-weights pass");
 }
 
-
 ir::Attribute str(const std::string& s) {
   ir::Attribute a;
   a.type = ir::Attribute::Type::kString;
