@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tern {
@@ -17,8 +18,10 @@ struct CpuInfo {
   /// Highway targets tern's kernels are compiled for (HWY_TARGETS), best first.
   std::vector<std::string> compiled_targets;
   /// The best target that is both supported and compiled: the one HWY_DYNAMIC_DISPATCH
-  /// calls.
+  /// calls (after force_simd_target / TERN_SIMD_TARGET, if set).
   std::string best_target;
+  /// The target forced by force_simd_target or $TERN_SIMD_TARGET; "" when none is.
+  std::string forced_target;
   /// Logical cores the OS reports (at least 1).
   int num_cores = 1;
   /// Threads a Session uses by default (SessionOptions::num_threads = 0): one per
@@ -29,6 +32,30 @@ struct CpuInfo {
 
 /// Queries the CPU once per call (cheap: a few syscalls and a read of /proc/cpuinfo).
 CpuInfo cpu_info();
+
+/// The environment variable that forces a lower Highway target for the whole process,
+/// e.g. TERN_SIMD_TARGET=AVX2 on an AVX-512 machine (so one machine runs every kernel
+/// path). Read once, at the first call of cpu_info(), simd_float_lanes() or
+/// apply_simd_target_env(); an empty value means no override.
+inline constexpr const char* kSimdTargetEnv = "TERN_SIMD_TARGET";
+
+/// Restricts Highway's run-time dispatch to `target` (a name from
+/// CpuInfo::compiled_targets, such as "AVX2", "SSE4" or "NEON", case-insensitive): every
+/// better target is disabled, so HWY_DYNAMIC_DISPATCH calls `target`'s code. "" restores
+/// the default (the best supported target). Plans compiled afterwards use the forced
+/// target's vector width as their NCHWc block (simd_float_lanes). Not thread-safe: call it
+/// while no Session runs. Throws InvalidArgument when `target` is not a compiled target
+/// this CPU supports (the message lists those).
+void force_simd_target(std::string_view target);
+
+/// Applies $TERN_SIMD_TARGET (kSimdTargetEnv) once per process; later calls do nothing.
+/// Every kernel entry point and simd_float_lanes() call it, so the variable holds before
+/// the first dispatch. Throws InvalidArgument for an unknown or unsupported target.
+void apply_simd_target_env();
+
+/// Highway targets that are compiled into tern and supported by this CPU, best first:
+/// the values force_simd_target accepts (tests run every kernel on each of them).
+std::vector<std::string> dispatchable_simd_targets();
 
 /// Floats in one SIMD vector of the best target run-time dispatch picks: 16 (AVX-512),
 /// 8 (AVX2) or 4 (SSE4, NEON, EMU128). The channel block c of tern's NCHWc layout.

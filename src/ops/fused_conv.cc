@@ -1,9 +1,17 @@
 // FusedConv (internal, domain "tern"): Conv + epilogue (bias, residual Add, activation),
 // reading and writing NCHW or NCHWc, with ONNX or packed weights. Created by the passes
 // fuse-epilogue, assign-layout and pack-weights, never by a model file.
-// Kernel: kernels/reference/fused_conv.h.
+// Kernels: kernels/direct (first layer, pointwise, general k x k), kernels/depthwise, and
+// kernels/reference/fused_conv.h for everything they do not cover.
 #include "kernels/reference/fused_conv.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "kernels/depthwise/depthwise_conv.h"
+#include "kernels/direct/direct_conv.h"
 #include "ops/conv.h"
 #include "ops/epilogue.h"
 #include "ops/op_args.h"
@@ -12,6 +20,42 @@
 namespace tern::ops {
 
 namespace {
+
+// The kernels FusedConv can run, by the name the "algorithm" attribute uses.
+enum class ConvAlgorithm { kReference, kDirectFirst, kPointwise, kDepthwise, kDirect };
+
+constexpr const char* kAlgorithmNames[] = {"reference", "direct-first", "pointwise", "depthwise",
+                                           "direct"};
+
+const char* algorithm_name(ConvAlgorithm a) { return kAlgorithmNames[static_cast<int>(a)]; }
+
+// The heuristic: the most specific fast kernel that covers `p` on the SIMD target
+// dispatch picks now; the reference kernel when none does (plain layouts, 3-D, grouped
+// convs whose groups split a channel block, a target whose vectors are not p's block).
+ConvAlgorithm choose_algorithm(const kernels::ref::FusedConvParams& p) {
+  const kernels::ref::ConvParams& c = p.conv;
+  if (kernels::depthwise_conv_supported(p)) return ConvAlgorithm::kDepthwise;
+  if (kernels::direct_conv_supported(p)) {
+    if (p.x_block == 1) return ConvAlgorithm::kDirectFirst;
+    const bool one = c.kernel.h == 1 && c.kernel.w == 1 && c.stride.h == 1 && c.stride.w == 1 &&
+                     c.pad_begin.h == 0 && c.pad_begin.w == 0;
+    return one ? ConvAlgorithm::kPointwise : ConvAlgorithm::kDirect;
+  }
+  return ConvAlgorithm::kReference;
+}
+
+// Whether kernel `a` can compute `p` now (an "algorithm" attribute chosen under another
+// SIMD target, or by hand, may name one that cannot).
+bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
+  switch (a) {
+    case ConvAlgorithm::kReference:
+      return true;
+    case ConvAlgorithm::kDepthwise:
+      return kernels::depthwise_conv_supported(p);
+    default:
+      return kernels::direct_conv_supported(p);
+  }
+}
 
 /// FusedConv: Y = epilogue(conv(X, W) + B, Z).
 /// Inputs: X, W, B (optional, [M]), Z (optional residual, Y's physical shape and layout).
@@ -23,7 +67,11 @@ namespace {
 ///   weight_layout       "OIHW" (default, ONNX [M, C/group, kH, kW]) or "packed"
 ///                       ([ceil(M/c), C/group, kH, kW, c], kernels::ref::pack_conv_weights);
 ///   block               c, required when a layout is NCHWc or the weights are packed;
-///   out_channels        M, required with packed weights (the padding hides it).
+///   out_channels        M, required with packed weights (the padding hides it);
+///   algorithm           the kernel: "reference", "direct-first", "pointwise",
+///                       "depthwise" or "direct" (set by the select-algorithm pass); when
+///                       absent, or when that kernel cannot compute these shapes on the
+///                       SIMD target in use, the op chooses (choose_algorithm).
 /// Plain layouts accept 1-D to 3-D convolutions like Conv; NCHWc and packed weights need a
 /// 2-D one. Errors: ModelError for bad attributes, ShapeError for shapes that do not fit
 /// (naming the physical and logical shapes), UnsupportedOpError for non-float32 inputs.
@@ -38,6 +86,11 @@ class FusedConvOp final : public Op {
         y_blocked_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
         w_packed_(a.get_enum("weight_layout", "OIHW", {"OIHW", "packed"}) == "packed"),
         out_channels_(a.get_int("out_channels", -1)) {
+    const std::string algo = a.get_enum(
+        "algorithm", "", {"", "reference", "direct-first", "pointwise", "depthwise", "direct"});
+    for (int i = 0; i < 5; ++i) {
+      if (algo == kAlgorithmNames[i]) algorithm_ = static_cast<ConvAlgorithm>(i);
+    }
     TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
                group_);
     if (x_blocked_ || y_blocked_ || w_packed_) {
@@ -82,18 +135,59 @@ class FusedConvOp final : public Op {
     const float* bd = b.defined() ? b.data<float>() : nullptr;
     const float* zd = z.defined() ? z.data<float>() : nullptr;
     float* yd = outputs[0].data<float>();
-    // Work items: (image, output channel), or (image, channel block) for an NCHWc output,
-    // whose block the kernel computes with the lanes innermost.
-    const int64_t unit = p.y_block;
-    const int64_t units = channels / unit;
-    const int64_t work = batch * units;
+    const ConvAlgorithm algo = resolve_algorithm(p);
+    if (algo == ConvAlgorithm::kReference) {
+      // Work items: (image, output channel), or (image, channel block) for an NCHWc
+      // output, whose block the kernel computes with the lanes innermost.
+      const int64_t unit = p.y_block;
+      const int64_t units = channels / unit;
+      const int64_t work = batch * units;
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t i = 0; i < work; ++i) {
-      const int64_t n = i / units;
-      const int64_t oc = i % units * unit;
-      kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
-                                   yd + n * y_image, oc, oc + unit);
+      for (int64_t i = 0; i < work; ++i) {
+        const int64_t n = i / units;
+        const int64_t oc = i % units * unit;
+        kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
+                                     yd + n * y_image, oc, oc + unit);
+      }
+      return;
     }
+    const bool depthwise = algo == ConvAlgorithm::kDepthwise;
+    const int64_t items =
+        depthwise ? kernels::depthwise_conv_work_items(p) : kernels::direct_conv_work_items(p);
+    // Items [begin, end) of the whole batch, image by image.
+    auto run_items = [&](int64_t begin, int64_t end) {
+      while (begin < end) {
+        const int64_t n = begin / items, first = begin % items;
+        const int64_t last = std::min(items, first + (end - begin));
+        const float* xn = xd + n * x_image;
+        const float* zn = zd ? zd + n * y_image : nullptr;
+        float* yn = yd + n * y_image;
+        if (depthwise) {
+          kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
+        } else {
+          kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
+        }
+        begin += last - first;
+      }
+    };
+    const int64_t total = batch * items;
+    const int threads = static_cast<int>(std::min<int64_t>(ctx.num_threads, total));
+    if (threads <= 1) {
+      run_items(0, total);
+      return;
+    }
+    // One contiguous share of the items per thread: consecutive items reuse the same
+    // weights (the kernels order them output-block major).
+#pragma omp parallel num_threads(threads)
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      run_items(total * t / nt, total * (t + 1) / nt);
+    }
+  }
+
+  std::string algorithm(std::span<const TensorType> inputs) const override {
+    if (inputs.size() < 2) return {};
+    return algorithm_name(resolve_algorithm(geometry(inputs[0].shape, inputs[1].shape)));
   }
 
   // N * M * prod(out spatial) * (C / group) * prod(kernel), saturated (as Conv).
@@ -158,6 +252,12 @@ class FusedConvOp final : public Op {
     return window_output_shape(x[0], c.out_channels, c.out, spatial);
   }
 
+  // The attribute's kernel if it covers `p` now, otherwise the heuristic's.
+  ConvAlgorithm resolve_algorithm(const kernels::ref::FusedConvParams& p) const {
+    if (algorithm_ && algorithm_covers(*algorithm_, p)) return *algorithm_;
+    return choose_algorithm(p);
+  }
+
   int64_t ceil_blocks(int64_t channels) const { return (channels + block_ - 1) / block_; }
 
   WindowAttrs window_;
@@ -168,6 +268,7 @@ class FusedConvOp final : public Op {
   bool w_packed_;
   int64_t out_channels_;
   int64_t block_ = 1;
+  std::optional<ConvAlgorithm> algorithm_;
 };
 
 }  // namespace

@@ -36,7 +36,7 @@ struct TensorType {
 
 /// What shape inference knows about one input.
 struct InferInput {
-  bool present = false;          ///< false for an omitted optional input
+  bool present = false;  ///< false for an omitted optional input
   DType dtype = DType::kFloat32;
   Shape shape;
   const Tensor* value = nullptr;  ///< the value, when known (constants, folded shapes, run time)
@@ -91,6 +91,15 @@ class Op {
     (void)inputs;
     (void)outputs;
     return 0;
+  }
+
+  /// The kernel this op runs for these input types (physical, as infer() sees them), for
+  /// ops that choose between several (FusedConv: "direct", "pointwise", "depthwise",
+  /// ...); "" for ops with one kernel. The pass select-algorithm records it as the node's
+  /// "algorithm" attribute, which `tern inspect` shows and the op then follows.
+  virtual std::string algorithm(std::span<const TensorType> inputs) const {
+    (void)inputs;
+    return {};
   }
 
   const OpContext& context() const { return ctx_; }

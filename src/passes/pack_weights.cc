@@ -1,7 +1,7 @@
 // pack-weights: re-lays-out constant weights once, at plan time, into the layout the
 // kernel reads fastest (DESIGN.md: "Weights are packed once, at plan time"):
-//   - tern.FusedConv whose output is NCHWc (y_layout "NCHWc", attribute block = c) and
-//     whose W is a known constant in ONNX OIHW layout: W becomes a new constant
+//   - tern.FusedConv that reads or writes NCHWc (x_layout or y_layout "NCHWc", attribute
+//     block = c) and whose W is a known constant in ONNX OIHW layout: W becomes a new constant
 //     kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output channels
 //     blocked, zero padded), weight_layout = "packed", out_channels = M (the padding hides
 //     M). The NCHWc kernel then loads the c output channels of one tap as one vector.
@@ -95,7 +95,8 @@ class PackWeights final : public Pass {
       const bool internal = node.domain == ops::kInternalDomain;
 
       if (internal && node.op_type == "FusedConv" &&
-          string_attr(node, "y_layout", "NCHW") == "NCHWc" &&
+          (string_attr(node, "y_layout", "NCHW") == "NCHWc" ||
+           string_attr(node, "x_layout", "NCHW") == "NCHWc") &&
           string_attr(node, "weight_layout", "OIHW") == "OIHW" && ws.size() == 4) {
         const int64_t block = int_attr(node, "block", 0);
         if (block < 1) continue;  // the op would reject the node anyway

@@ -14,6 +14,7 @@ const Pass& fold_batch_norm_pass();
 const Pass& fuse_epilogue_pass();
 const Pass& assign_layout_pass();
 const Pass& pack_weights_pass();
+const Pass& select_algorithm_pass();
 const Pass& in_place_pass();
 const Pass& plan_memory_pass();
 
@@ -24,13 +25,15 @@ const Pass& plan_memory_pass();
 // - BatchNormalization folds into its Conv before the epilogue fusion absorbs the ReLU
 //   after it (Conv+BN+ReLU -> one FusedConv, the paper's first optimisation);
 // - the layout is assigned on the fused graph (fewer nodes to convert), and weights are
-//   packed for the layout each kernel then runs in;
+//   packed for the layout each kernel then runs in; each conv's kernel is chosen on the
+//   final layouts and packed weights (select-algorithm);
 // - memory decisions come last, on the final list of nodes.
 const std::vector<const Pass*>& all_passes() {
   static const std::vector<const Pass*> passes = {
       &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
       &fold_batch_norm_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
-      &pack_weights_pass(),    &in_place_pass(),           &plan_memory_pass(),
+      &pack_weights_pass(),    &select_algorithm_pass(),   &in_place_pass(),
+      &plan_memory_pass(),
   };
   return passes;
 }

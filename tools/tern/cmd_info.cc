@@ -19,7 +19,14 @@ Command add_info(CLI::App& app) {
                        fmt::join(cpu.supported_targets, " "));
             fmt::print("compiled targets: {} (Highway targets tern's kernels are built for)\n",
                        fmt::join(cpu.compiled_targets, " "));
-            fmt::print("chosen target:    {} (run-time dispatch: best of both)\n", cpu.best_target);
+            if (cpu.forced_target.empty()) {
+              fmt::print(
+                  "chosen target:    {} (run-time dispatch: best of both; {}=NAME forces a "
+                  "lower one)\n",
+                  cpu.best_target, kSimdTargetEnv);
+            } else {
+              fmt::print("chosen target:    {} (forced by {})\n", cpu.best_target, kSimdTargetEnv);
+            }
             fmt::print("cores:            {}\n", cpu.num_cores);
             fmt::print(
                 "default threads:  {} (a session's default: one per core available to tern; "

@@ -1,0 +1,258 @@
+// Register-blocked direct convolution into NCHWc; see direct_conv.h and README.md.
+//
+// Register blocking (one tile = B output-channel blocks x R output pixels of one row,
+// B * R accumulator vectors kept in registers over every input channel and tap):
+//   - AVX-512 (Sapphire Rapids): FMA latency 4 cycles, 2 FMAs per cycle, so at least 8
+//     independent accumulators keep both FMA ports busy; 32 zmm registers leave room for
+//     24 accumulators + B weight vectors + 1 broadcast input. Tiles: 4x6, 3x8, 2x12, 1x12.
+//     More output blocks per tile means fewer loads per FMA (B + R loads feed B * R FMAs).
+//   - NEON (Cortex-A72): FMLA latency 7 (4 when chained into the accumulator), 2 per
+//     cycle: 8 to 14 independent accumulators are needed; 32 q registers: the same tiles
+//     as AVX-512 (the paper's 2 rows x 4 pixels is 8 accumulators with c = 4 lanes).
+//   - AVX2 and SSE4: 16 registers: at most 12 accumulators + B weights + 1 broadcast.
+//     Tiles: 3x4, 2x6, 1x12.
+// Border pixels (whose taps reach the padding) use R = 1 with those taps skipped.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/direct/direct_conv.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// foreach_target re-includes this file once per target; these follow it.
+#include "hwy/highway.h"
+#include "kernels/direct/direct_conv.h"
+#include "kernels/reference/spatial.h"
+#include "kernels/simd/epilogue-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tern::kernels::HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+constexpr int kMaxBlocks = 3;
+template <int B>
+constexpr int kMaxPixels = B == 1   ? 12
+                           : B == 2 ? 6
+                                    : 4;
+#else
+constexpr int kMaxBlocks = 4;
+template <int B>
+constexpr int kMaxPixels = B == 1   ? 12
+                           : B == 2 ? 12
+                           : B == 3 ? 8
+                                    : 6;
+#endif
+
+// Output pixels per work item at most: enough tiles to amortise a row's setup, small
+// enough that a pointwise layer's flattened image splits across threads.
+constexpr int64_t kSegment = 8 * kMaxPixels<1>;
+
+// One convolution, one image, resolved for the tiles.
+struct Direct {
+  const float* x;
+  const float* w;
+  const float* bias;
+  OutputTarget out;
+  int64_t c;             // lanes = block
+  int64_t cg;            // input channels per group
+  int64_t group_blocks;  // output blocks per group
+  int64_t chunks_per_group;
+  int64_t segments;       // pieces of an output row, one work item each
+  int64_t h, wd, oh, ow;  // input and output extents
+  int64_t kh, kw, sh, sw, dh, dw, ph, pw;
+  int64_t xb;           // x block: 1 (NCHW) or c
+  int64_t x_cb_stride;  // floats between x's channel blocks (channel planes when xb = 1)
+  int64_t w_ob_stride;  // floats between the packed weights of two output blocks
+};
+
+// B output blocks from ob0 (all in group g) x R pixels from column ow0 of row oh, taps
+// kh in [kh0, kh1), kw in [kw0, kw1) (the ones inside the input).
+template <int B, int R>
+HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
+                       int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  V acc[B][R];
+  for (int b = 0; b < B; ++b) {
+    const V bias = LoadBias(d, k.bias, k.out.channels, ob0 + b);
+    for (int r = 0; r < R; ++r) acc[b][r] = bias;
+  }
+  const int64_t c = k.c;
+  const float* wb = k.w + ob0 * k.w_ob_stride;
+  const int64_t ic0 = g * k.cg;
+  int64_t cb = ic0 / k.xb, lane = ic0 % k.xb;
+  const int64_t col0 = ow0 * k.sw - k.pw;
+  for (int64_t icg = 0; icg < k.cg; ++icg) {
+    const float* xc = k.x + cb * k.x_cb_stride + lane;
+    const float* wc = wb + icg * k.kh * k.kw * c;
+    for (int64_t i = kh0; i < kh1; ++i) {
+      const int64_t row = (oh * k.sh - k.ph + i * k.dh) * k.wd;
+      for (int64_t j = kw0; j < kw1; ++j) {
+        const float* xp = xc + (row + col0 + j * k.dw) * k.xb;
+        const float* wp = wc + (i * k.kw + j) * c;
+        V wv[B];
+        for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, wp + b * k.w_ob_stride);
+        for (int r = 0; r < R; ++r) {
+          const V xv = hn::Set(d, xp[r * k.sw * k.xb]);
+          for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
+        }
+      }
+    }
+    if (++lane == k.xb) {
+      lane = 0;
+      ++cb;
+    }
+  }
+  for (int b = 0; b < B; ++b) {
+    for (int r = 0; r < R; ++r) {
+      StoreOutput(d, k.out, ob0 + b, oh * k.ow + ow0 + r, acc[b][r]);
+    }
+  }
+}
+
+// Tile<B, r> for a run-time r in [1, kMaxPixels<B>].
+template <int B, int R = 1>
+HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
+                      int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
+  if constexpr (R <= kMaxPixels<B>) {
+    if (r == R) return Tile<B, R>(k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
+    TileN<B, R + 1>(r, k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
+  }
+}
+
+// Pixels [o0, o1) of one output row of B blocks: border pixels one at a time, the
+// interior in tiles.
+template <int B>
+void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_t o1) {
+  const ref::Range rows = ref::valid_range(k.kh, k.dh, oh * k.sh - k.ph, k.h);
+  const int64_t kh0 = rows.begin, kh1 = std::max(rows.begin, rows.end);
+  const ref::Range inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
+  const int64_t ia = std::clamp<int64_t>(inner.begin, o0, o1);
+  const int64_t ib = std::clamp<int64_t>(inner.end, ia, o1);
+  auto border = [&](int64_t o) {
+    const ref::Range cols = ref::valid_range(k.kw, k.dw, o * k.sw - k.pw, k.wd);
+    Tile<B, 1>(k, ob0, g, oh, o, kh0, kh1, cols.begin, std::max(cols.begin, cols.end));
+  };
+  for (int64_t o = o0; o < ia; ++o) border(o);
+  constexpr int64_t kR = kMaxPixels<B>;
+  int64_t o = ia;
+  for (; o + kR <= ib; o += kR) Tile<B, kR>(k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+  if (o < ib) TileN<B>(ib - o, k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+  for (o = ib; o < o1; ++o) border(o);
+}
+
+template <int B = 1>
+void RowN(int64_t blocks, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0,
+          int64_t o1) {
+  if constexpr (B <= kMaxBlocks) {
+    if (blocks == B) return Row<B>(k, ob0, g, oh, o0, o1);
+    RowN<B + 1>(blocks, k, ob0, g, oh, o0, o1);
+  }
+}
+
+Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
+               const float* z, float* y) {
+  const ref::ConvParams& cp = p.conv;
+  Direct k;
+  k.x = x;
+  k.w = w;
+  k.bias = bias;
+  k.out.e = &p.epilogue;
+  k.out.y = y;
+  k.out.z = z;
+  k.out.y_block = p.y_block;
+  k.out.plane = cp.out.h * cp.out.w;
+  k.out.channels = cp.out_channels;
+  k.c = p.w_block;
+  k.cg = cp.in_channels / cp.groups;
+  const int64_t blocks = (cp.out_channels + k.c - 1) / k.c;
+  k.group_blocks = cp.groups == 1 ? blocks : cp.out_channels / cp.groups / k.c;
+  k.chunks_per_group = (k.group_blocks + kMaxBlocks - 1) / kMaxBlocks;
+  k.h = cp.in.h;
+  k.wd = cp.in.w;
+  k.oh = cp.out.h;
+  k.ow = cp.out.w;
+  k.kh = cp.kernel.h;
+  k.kw = cp.kernel.w;
+  k.sh = cp.stride.h;
+  k.sw = cp.stride.w;
+  k.dh = cp.dilation.h;
+  k.dw = cp.dilation.w;
+  k.ph = cp.pad_begin.h;
+  k.pw = cp.pad_begin.w;
+  // A 1x1 convolution with stride 1 and no padding (pointwise) maps output pixel i to
+  // input pixel i: the image is one row of H * W pixels, so tiles run across row ends.
+  if (k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0) {
+    k.wd = k.h * k.wd;
+    k.h = 1;
+    k.ow = k.oh * k.ow;
+    k.oh = 1;
+  }
+  k.segments = (k.ow + kSegment - 1) / kSegment;
+  k.xb = p.x_block;
+  k.x_cb_stride = p.x_block * cp.in.h * cp.in.w;
+  k.w_ob_stride = k.cg * k.kh * k.kw * k.c;
+  return k;
+}
+
+}  // namespace
+
+bool DirectSupported(const ref::FusedConvParams& p) {
+  const hn::ScalableTag<float> d;
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  const ref::ConvParams& cp = p.conv;
+  if (c < 4 || p.w_block != c) return false;
+  if (cp.in.d != 1 || cp.out.d != 1 || cp.kernel.d != 1) return false;
+  if (p.x_block != 1 && p.x_block != c) return false;
+  if (p.y_block != 1 && p.y_block != c) return false;
+  return cp.groups == 1 || (cp.out_channels / cp.groups) % c == 0;
+}
+
+int64_t DirectWorkItems(const ref::FusedConvParams& p) {
+  const Direct k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
+  return p.conv.groups * k.chunks_per_group * k.oh * k.segments;
+}
+
+void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
+                const float* z, float* y, int64_t begin, int64_t end) {
+  const Direct k = resolve(p, x, w, bias, z, y);
+  // Items are chunk-major, so consecutive items (one thread's share) reuse the chunk's
+  // weights from cache.
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t chunk = item / (k.oh * k.segments);
+    const int64_t oh = item / k.segments % k.oh, seg = item % k.segments;
+    const int64_t g = chunk / k.chunks_per_group;
+    const int64_t first = chunk % k.chunks_per_group * kMaxBlocks;
+    const int64_t blocks = std::min<int64_t>(kMaxBlocks, k.group_blocks - first);
+    RowN(blocks, k, g * k.group_blocks + first, g, oh, seg * kSegment,
+         std::min(k.ow, (seg + 1) * kSegment));
+  }
+}
+
+}  // namespace tern::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "base/cpu.h"
+
+namespace tern::kernels {
+
+HWY_EXPORT(DirectSupported);
+HWY_EXPORT(DirectWorkItems);
+HWY_EXPORT(DirectConv);
+
+bool direct_conv_supported(const ref::FusedConvParams& p) {
+  apply_simd_target_env();
+  return HWY_DYNAMIC_DISPATCH(DirectSupported)(p);
+}
+
+int64_t direct_conv_work_items(const ref::FusedConvParams& p) {
+  return HWY_DYNAMIC_DISPATCH(DirectWorkItems)(p);
+}
+
+void f32_direct_conv(const ref::FusedConvParams& p, const float* x, const float* w,
+                     const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
+  HWY_DYNAMIC_DISPATCH(DirectConv)(p, x, w, bias, z, y, begin, end);
+}
+
+}  // namespace tern::kernels
+#endif  // HWY_ONCE

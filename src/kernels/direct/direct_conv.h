@@ -1,0 +1,38 @@
+// Register-blocked direct convolution into NCHWc (Highway, dispatched at run time): the
+// kernel for the network's first layer (plain NCHW input, nine-patch borders, no padded
+// copy) and for every 2-D convolution that has no more specific kernel (k x k, any
+// stride, dilation and padding; groups whose output channels fill whole blocks). See
+// README.md in this folder for the data contract and the register blocking.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/reference/fused_conv.h"
+
+namespace tern::kernels {
+
+/// Whether f32_direct_conv computes `p` with the SIMD target run-time dispatch picks now:
+/// a 2-D convolution (depth 1) with packed weights whose block is that target's vector
+/// width (p.w_block == Lanes), x NCHW (x_block 1) or NCHWc with the same block, y NCHWc
+/// with the same block or NCHW, and groups == 1 or M / groups a multiple of the block
+/// (so each output block reads one group's input channels).
+bool direct_conv_supported(const ref::FusedConvParams& p);
+
+/// Work items of one image: (chunk of up to 4 output-channel blocks, output row, row
+/// segment) triples, chunk major;
+/// f32_direct_conv computes any sub-range, so callers split [0, items) across threads.
+int64_t direct_conv_work_items(const ref::FusedConvParams& p);
+
+/// y = epilogue(conv(x, w) + bias, z) for work items [begin, end) of one image, like
+/// ref::f32_fused_conv (same layouts: x [C, H, W] or [ceil(C/c), H, W, c]; w packed
+/// [ceil(M/c), C/g, kH, kW, c]; bias [M] or nullptr; z and y [ceil(M/c), oH, oW, c] or
+/// [M, oH, oW]; padded output lanes written 0, padded input lanes never read).
+/// Nine-patch: the taps of a row that fall in the top or bottom padding are skipped for
+/// the whole row; the interior columns run a register tile of B output blocks x R pixels
+/// (accumulators initialised with the bias, the epilogue applied in registers, one store
+/// per output vector); the left and right border pixels run the same code one pixel at a
+/// time with the taps on the padding skipped. Requires direct_conv_supported(p).
+void f32_direct_conv(const ref::FusedConvParams& p, const float* x, const float* w,
+                     const float* bias, const float* z, float* y, int64_t begin, int64_t end);
+
+}  // namespace tern::kernels

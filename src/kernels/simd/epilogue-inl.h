@@ -1,0 +1,129 @@
+// The fused epilogue on SIMD vectors (Highway, per target): what the NCHWc conv kernels
+// do with a finished accumulator vector, still in a register, before the one store to y:
+// residual add (before or after the activation), the activation, zeroed padded lanes.
+// The paper's memory-access merging (DESIGN.md): the bias is the accumulator's initial
+// value and the activation happens here, so no separate pass over y exists. Semantics
+// are those of kernels/reference/epilogue.h; Sigmoid and SiLU go through the scalar
+// ref::activate (std::exp) lane by lane, so every activation matches the reference's
+// float expression.
+//
+// Per-target header: include it after hwy/highway.h inside a foreach_target translation
+// unit (the include guard toggles with HWY_TARGET_TOGGLE, as Highway's -inl.h headers do).
+#if defined(TERN_KERNELS_SIMD_EPILOGUE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TERN_KERNELS_SIMD_EPILOGUE_INL_H_
+#undef TERN_KERNELS_SIMD_EPILOGUE_INL_H_
+#else
+#define TERN_KERNELS_SIMD_EPILOGUE_INL_H_
+#endif
+
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "kernels/reference/epilogue.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tern::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// Where and how a conv kernel stores its output vectors. One image.
+/// y: NCHWc ([ceil(M/c), H, W, c], y_block = c) or NCHW ([M, H, W], y_block = 1); z, the
+/// residual, has y's layout (read when e->residual). plane = H * W of y. One vector holds
+/// the c = Lanes output channels [ob * c, ob * c + c) of one pixel.
+struct OutputTarget {
+  const ref::Epilogue* e = nullptr;
+  float* y = nullptr;
+  const float* z = nullptr;
+  int64_t y_block = 1;
+  int64_t plane = 0;
+  int64_t channels = 0;  ///< M: lanes of channels >= M are written as 0 (NCHWc) or skipped
+};
+
+/// The activation of `e` on a vector, for the activations with a pure compare/arith form
+/// (every one but Sigmoid and SiLU; see needs_scalar_activation). Each expression is the
+/// reference's, operation for operation (NaN handling included).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V ActivateVector(D d, const ref::Epilogue& e, V v) {
+  const V zero = hn::Zero(d);
+  switch (e.activation) {
+    case ref::Activation::kRelu:
+      return hn::IfThenElseZero(hn::Gt(v, zero), v);
+    case ref::Activation::kClip: {
+      const V lo = hn::Set(d, e.alpha), hi = hn::Set(d, e.beta);
+      v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
+      return hn::IfThenElse(hn::Gt(v, hi), hi, v);
+    }
+    case ref::Activation::kLeakyRelu:
+      return hn::IfThenElse(hn::Ge(v, zero), v, hn::Mul(hn::Set(d, e.alpha), v));
+    case ref::Activation::kHardSigmoid: {
+      const V one = hn::Set(d, 1.0f);
+      const V t = hn::Add(hn::Mul(hn::Set(d, e.alpha), v), hn::Set(d, e.beta));
+      const V u = hn::IfThenElse(hn::Lt(t, one), t, one);  // std::min(1, t)
+      return hn::IfThenElse(hn::Lt(zero, u), u, zero);     // std::max(0, u)
+    }
+    case ref::Activation::kHardSwish: {
+      const V one = hn::Set(d, 1.0f);
+      const V t = hn::Add(hn::Mul(v, hn::Set(d, 1.0f / 6.0f)), hn::Set(d, 0.5f));
+      const V u = hn::IfThenElse(hn::Lt(t, one), t, one);
+      return hn::Mul(v, hn::IfThenElse(hn::Lt(zero, u), u, zero));
+    }
+    default:
+      return v;
+  }
+}
+
+/// Whether the activation goes through the scalar reference (transcendental ones).
+inline bool needs_scalar_activation(const ref::Epilogue& e) {
+  return e.activation == ref::Activation::kSigmoid || e.activation == ref::Activation::kSilu;
+}
+
+/// Stores the finished accumulator `acc` (bias already included) of output channel block
+/// `ob` at pixel `pix` of y through the epilogue.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix, V acc) {
+  const ref::Epilogue& e = *o.e;
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t valid = o.channels - ob * c;  // lanes holding real channels
+  if (o.y_block == c && !needs_scalar_activation(e)) {
+    const int64_t off = (ob * o.plane + pix) * c;
+    if (e.residual && e.residual_before_activation) acc = hn::Add(acc, hn::LoadU(d, o.z + off));
+    acc = ActivateVector(d, e, acc);
+    if (e.residual && !e.residual_before_activation) acc = hn::Add(acc, hn::LoadU(d, o.z + off));
+    if (valid < c) acc = hn::IfThenElseZero(hn::FirstN(d, static_cast<size_t>(valid)), acc);
+    hn::StoreU(acc, d, o.y + off);
+    return;
+  }
+  // NCHW output, or a transcendental activation: lane by lane through the reference.
+  HWY_ALIGN float lanes[hn::MaxLanes(d)];
+  hn::Store(acc, d, lanes);
+  const int64_t n = valid < c ? valid : c;
+  for (int64_t l = 0; l < c; ++l) {
+    const int64_t off =
+        o.y_block == 1 ? (ob * c + l) * o.plane + pix : (ob * o.plane + pix) * c + l;
+    if (l >= n) {
+      if (o.y_block != 1) o.y[off] = 0.0f;
+      continue;
+    }
+    float v = lanes[l];
+    if (e.residual && e.residual_before_activation) v += o.z[off];
+    v = ref::activate(e, v);
+    if (e.residual && !e.residual_before_activation) v += o.z[off];
+    o.y[off] = v;
+  }
+}
+
+/// The bias of output channel block `ob` as a vector: bias[ob * c + l], 0 past M or
+/// without a bias (the accumulator's initial value: "bias on the first pass").
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V LoadBias(D d, const float* bias, int64_t channels, int64_t ob) {
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  if (bias == nullptr) return hn::Zero(d);
+  if ((ob + 1) * c <= channels) return hn::LoadU(d, bias + ob * c);
+  HWY_ALIGN float lanes[hn::MaxLanes(d)] = {};
+  for (int64_t l = 0; ob * c + l < channels; ++l) lanes[l] = bias[ob * c + l];
+  return hn::Load(d, lanes);
+}
+
+}  // namespace tern::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard

@@ -1,0 +1,87 @@
+// The NCHWc depthwise convolution (kernels/depthwise) against the reference fused
+// convolution, on every SIMD target this machine can dispatch to: H and W over 1..33,
+// pads 0..2, strides 1 and 2, 3x3 and 5x5 (and 7x7, dilation 2), channel counts that are
+// not multiples of the block (the padded input lanes hold NaN: read, and masked to 0),
+// NCHW output, every activation, residual before/after, with and without bias.
+#include "kernels/depthwise/depthwise_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "kernels/nchwc_conv_test_util.h"
+#include "kernels/simd_test_util.h"
+
+namespace tern {
+namespace {
+
+using kernels::ref::Activation;
+using test::NchwcConvCase;
+
+void run_depthwise(const NchwcConvCase& t, int64_t c, uint32_t seed) {
+  kernels::ref::FusedConvParams p;
+  p.conv.in_channels = p.conv.out_channels = p.conv.groups = t.c_in;
+  p.conv.in = {1, t.h, t.w};
+  p.conv.kernel = {1, t.k, t.k};
+  p.conv.stride = {1, t.stride, t.stride};
+  p.conv.dilation = {1, t.dilation, t.dilation};
+  p.conv.pad_begin = {0, t.pad, t.pad};
+  const int64_t ext = t.dilation * (t.k - 1) + 1;
+  p.conv.out = {1, (t.h + 2 * t.pad - ext) / t.stride + 1, (t.w + 2 * t.pad - ext) / t.stride + 1};
+  p.x_block = c;
+  p.y_block = t.y_block ? 1 : c;
+  p.w_block = c;
+  ASSERT_TRUE(kernels::depthwise_conv_supported(p)) << t.str();
+  test::check_nchwc_conv(t, c, kernels::depthwise_conv_work_items(p), kernels::f32_depthwise_conv,
+                         seed);
+}
+
+TEST(DepthwiseConv, MatchesReferenceOverSweep) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR" || target == "EMU128") return;  // the reference runs there
+    constexpr Activation kActivations[] = {Activation::kRelu,      Activation::kNone,
+                                           Activation::kClip,      Activation::kHardSwish,
+                                           Activation::kLeakyRelu, Activation::kSigmoid};
+    int i = 0;
+    for (int64_t h = 1; h <= 33; ++h) {
+      for (int64_t pad = 0; pad <= 2; ++pad) {
+        for (int64_t stride = 1; stride <= 2; ++stride, ++i) {
+          NchwcConvCase t;
+          t.h = h;
+          t.w = 1 + (h * 7 + pad * 11 + stride * 5) % 33;
+          t.k = std::array<int64_t, 4>{3, 5, 3, 7}[i % 4];
+          t.dilation = i % 5 == 2 ? 2 : 1;
+          t.stride = stride;
+          t.pad = pad;
+          const int64_t ext = t.dilation * (t.k - 1) + 1;
+          if (t.h + 2 * pad < ext || t.w + 2 * pad < ext) t.k = 1, t.dilation = 1;
+          t.c_in = t.c_out = t.groups = std::array<int64_t, 5>{c, 5, 2 * c + 3, 3 * c, 1}[i % 5];
+          t.y_block = i % 6 == 5;
+          t.activation = kActivations[i % 6];
+          t.residual = i % 3 == 1;
+          t.residual_before = i % 2 == 0;
+          t.bias = i % 7 != 3;
+          run_depthwise(t, c, 300 + i);
+        }
+      }
+    }
+  });
+}
+
+TEST(DepthwiseConv, SupportRules) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    kernels::ref::FusedConvParams p;
+    p.conv.in_channels = p.conv.out_channels = p.conv.groups = 8;
+    p.conv.kernel = {1, 3, 3};
+    p.x_block = p.y_block = p.w_block = c;
+    EXPECT_EQ(kernels::depthwise_conv_supported(p), target != "SCALAR" && target != "EMU128");
+    p.x_block = 1;  // a plain input: the direct kernel's job
+    EXPECT_FALSE(kernels::depthwise_conv_supported(p));
+    p.x_block = c;
+    p.conv.out_channels = 16;  // channel multiplier 2
+    EXPECT_FALSE(kernels::depthwise_conv_supported(p));
+  });
+}
+
+}  // namespace
+}  // namespace tern

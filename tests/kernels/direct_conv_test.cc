@@ -1,0 +1,137 @@
+// The register-blocked direct convolution (kernels/direct) against the reference fused
+// convolution, on every SIMD target this machine can dispatch to: H and W over 1..33,
+// pads 0..2, strides 1 and 2, dilation 2, kernel sizes 1, 3, 5 and 7, channel counts that
+// are not multiples of the block, groups, NCHW input (the first layer), NCHW output (the
+// heads), every activation, residual before/after the activation, with and without bias.
+#include "kernels/direct/direct_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "kernels/nchwc_conv_test_util.h"
+#include "kernels/simd_test_util.h"
+
+namespace tern {
+namespace {
+
+using kernels::ref::Activation;
+using test::NchwcConvCase;
+
+constexpr Activation kActivations[] = {
+    Activation::kNone,      Activation::kRelu,        Activation::kClip,    Activation::kLeakyRelu,
+    Activation::kHardSwish, Activation::kHardSigmoid, Activation::kSigmoid, Activation::kSilu};
+
+void run_direct(const NchwcConvCase& t, int64_t c, uint32_t seed) {
+  kernels::ref::FusedConvParams p;
+  p.conv.in_channels = t.c_in;
+  p.conv.out_channels = t.c_out;
+  p.conv.groups = t.groups;
+  p.conv.in = {1, t.h, t.w};
+  p.conv.kernel = {1, t.k, t.k};
+  p.conv.stride = {1, t.stride, t.stride};
+  p.conv.dilation = {1, t.dilation, t.dilation};
+  p.conv.pad_begin = {0, t.pad, t.pad};
+  const int64_t ext = t.dilation * (t.k - 1) + 1;
+  p.conv.out = {1, (t.h + 2 * t.pad - ext) / t.stride + 1, (t.w + 2 * t.pad - ext) / t.stride + 1};
+  p.x_block = t.x_block ? 1 : c;
+  p.y_block = t.y_block ? 1 : c;
+  p.w_block = c;
+  ASSERT_TRUE(kernels::direct_conv_supported(p)) << t.str();
+  test::check_nchwc_conv(t, c, kernels::direct_conv_work_items(p), kernels::f32_direct_conv, seed);
+}
+
+// The sweep: every H in 1..33 with each pad and stride; W, the kernel, the channels, the
+// layouts and the epilogue vary with the case index so that every combination class
+// appears on each target.
+TEST(DirectConv, MatchesReferenceOverSweep) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR" || target == "EMU128") return;  // the reference runs there
+    int i = 0;
+    for (int64_t h = 1; h <= 33; ++h) {
+      for (int64_t pad = 0; pad <= 2; ++pad) {
+        for (int64_t stride = 1; stride <= 2; ++stride, ++i) {
+          NchwcConvCase t;
+          t.h = h;
+          t.w = 1 + (h * 13 + pad * 5 + stride * 3) % 33;
+          t.k = std::array<int64_t, 5>{3, 1, 3, 5, 3}[i % 5];
+          t.dilation = i % 7 == 3 ? 2 : 1;
+          t.stride = stride;
+          t.pad = pad;
+          const int64_t ext = t.dilation * (t.k - 1) + 1;
+          if (t.h + 2 * pad < ext || t.w + 2 * pad < ext) t.k = 1, t.dilation = 1;
+          t.x_block = i % 4 == 0;  // the first layer's NCHW input
+          t.y_block = i % 6 == 5;  // a head's NCHW output
+          t.c_in = t.x_block ? 3 + i % 2 : std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
+          t.c_out = std::array<int64_t, 5>{7, c, 3 * c + 1, 5 * c - 2, 2}[i % 5];
+          if (i % 9 == 2 && !t.x_block) {  // groups whose output channels fill blocks
+            t.groups = 2;
+            t.c_in = 2 * (1 + i % 3);
+            t.c_out = 2 * c;
+          }
+          t.activation = kActivations[i % 8];
+          t.residual = i % 3 == 1;
+          t.residual_before = i % 2 == 0;
+          t.bias = i % 11 != 4;
+          run_direct(t, c, 100 + i);
+        }
+      }
+    }
+  });
+}
+
+// Layer shapes of the models (RetinaFace's first layer, MobileNet's 3x3 and 1x1 layers) at
+// reduced spatial size: many channels, every tile width, the tails of a row.
+TEST(DirectConv, MatchesReferenceOnModelShapes) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR" || target == "EMU128") return;  // the reference runs there
+    struct Shape {
+      int64_t c_in, c_out, h, w, k, stride, pad, x_plain;
+    };
+    const Shape shapes[] = {{3, 8, 31, 29, 3, 2, 1, 1},   {3, 32, 17, 23, 3, 1, 1, 1},
+                            {64, 64, 13, 11, 3, 1, 1, 0}, {32, 64, 9, 27, 1, 1, 0, 0},
+                            {128, 256, 5, 7, 1, 1, 0, 0}, {16, 24, 21, 19, 3, 2, 1, 0},
+                            {64, 128, 10, 10, 3, 1, 1, 0}};
+    int i = 0;
+    for (const Shape& s : shapes) {
+      NchwcConvCase t;
+      t.c_in = s.c_in;
+      t.c_out = s.c_out;
+      t.h = s.h;
+      t.w = s.w;
+      t.k = s.k;
+      t.stride = s.stride;
+      t.pad = s.pad;
+      t.x_block = s.x_plain;
+      t.activation = Activation::kRelu;
+      t.residual = i % 2 == 1;
+      run_direct(t, c, 500 + i++);
+    }
+  });
+}
+
+TEST(DirectConv, SupportRules) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    kernels::ref::FusedConvParams p;
+    p.conv.in_channels = 8;
+    p.conv.out_channels = 8;
+    p.conv.kernel = {1, 3, 3};
+    p.x_block = p.y_block = p.w_block = c;
+    // Every target but the scalar baseline (1 lane, while its NCHWc block is 4) has a
+    // fast kernel.
+    const bool fast = target != "SCALAR" && target != "EMU128";
+    EXPECT_EQ(kernels::direct_conv_supported(p), fast);
+    p.w_block = c * 2;  // weights packed for another vector width
+    EXPECT_FALSE(kernels::direct_conv_supported(p));
+    p.w_block = c;
+    p.conv.in_channels = p.conv.out_channels = c;
+    p.conv.groups = 2;  // c/2 output channels per group: a block would span two groups
+    EXPECT_FALSE(kernels::direct_conv_supported(p));
+    p.conv.groups = 1;
+    p.conv.kernel = {3, 3, 3};  // 3-D
+    EXPECT_FALSE(kernels::direct_conv_supported(p));
+  });
+}
+
+}  // namespace
+}  // namespace tern

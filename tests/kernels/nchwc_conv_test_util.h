@@ -1,0 +1,154 @@
+// One fused convolution case for the NCHWc kernel tests (direct_conv_test.cc,
+// depthwise_conv_test.cc): random inputs, the reference kernel (kernels/reference/
+// fused_conv.h, plain NCHW/OIHW) as the oracle, the fast kernel on NCHWc inputs whose
+// padded lanes hold NaN (never read, or read and masked), and a tolerance from the
+// arithmetic: the two kernels sum the same products in different orders.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/ref_test_util.h"
+#include "kernels/reference/fused_conv.h"
+
+namespace tern::test {
+
+/// A 2-D convolution case. x_block / y_block: 1 (NCHW) or 0 (NCHWc with the target's c).
+struct NchwcConvCase {
+  int64_t c_in = 1, c_out = 1, groups = 1;
+  int64_t h = 1, w = 1, k = 3, stride = 1, pad = 0, dilation = 1;
+  int64_t x_block = 0, y_block = 0;
+  kernels::ref::Activation activation = kernels::ref::Activation::kNone;
+  bool residual = false, residual_before = false;
+  bool bias = true;
+
+  std::string str() const {
+    std::ostringstream s;
+    s << "C" << c_in << " M" << c_out << " g" << groups << " " << h << "x" << w << " k" << k << " s"
+      << stride << " p" << pad << " d" << dilation << " x" << (x_block ? "NCHW" : "NCHWc") << " y"
+      << (y_block ? "NCHW" : "NCHWc") << " act" << static_cast<int>(activation)
+      << (residual ? (residual_before ? " z-before" : " z-after") : "") << (bias ? "" : " nobias");
+    return s.str();
+  }
+};
+
+/// Kernel under test: computes work items [begin, end) of one image.
+using NchwcConvKernel =
+    std::function<void(const kernels::ref::FusedConvParams&, const float* x, const float* w,
+                       const float* bias, const float* z, float* y, int64_t begin, int64_t end)>;
+
+/// Plain [C, H, W] -> [ceil(C/c), H, W, c], padded lanes set to `pad`.
+inline std::vector<float> to_blocked(const std::vector<float>& plain, int64_t channels,
+                                     int64_t plane, int64_t c, float pad) {
+  const int64_t blocks = (channels + c - 1) / c;
+  std::vector<float> out(blocks * plane * c, pad);
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t i = 0; i < plane; ++i)
+      out[((ch / c) * plane + i) * c + ch % c] = plain[ch * plane + i];
+  return out;
+}
+
+/// Runs `kernel` on case `t` with block c and compares it with the reference. The work
+/// range is split in three pieces (as threads would split it). Checks that padded output
+/// lanes are exactly 0 and that every element is written.
+inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
+                             const NchwcConvKernel& kernel, uint32_t seed) {
+  SCOPED_TRACE(t.str());
+  using kernels::ref::FusedConvParams;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  FusedConvParams p;
+  p.conv.in_channels = t.c_in;
+  p.conv.out_channels = t.c_out;
+  p.conv.groups = t.groups;
+  p.conv.in = {1, t.h, t.w};
+  p.conv.kernel = {1, t.k, t.k};
+  p.conv.stride = {1, t.stride, t.stride};
+  p.conv.dilation = {1, t.dilation, t.dilation};
+  p.conv.pad_begin = {0, t.pad, t.pad};
+  const int64_t ext = t.dilation * (t.k - 1) + 1;
+  p.conv.out = {1, (t.h + 2 * t.pad - ext) / t.stride + 1, (t.w + 2 * t.pad - ext) / t.stride + 1};
+  ASSERT_GE(p.conv.out.h, 1);
+  ASSERT_GE(p.conv.out.w, 1);
+  p.epilogue.activation = t.activation;
+  p.epilogue.alpha = t.activation == kernels::ref::Activation::kClip ? -0.25f : 0.1f;
+  p.epilogue.beta = t.activation == kernels::ref::Activation::kClip ? 0.75f : 0.5f;
+  p.epilogue.residual = t.residual;
+  p.epilogue.residual_before_activation = t.residual_before;
+
+  const int64_t cg = t.c_in / t.groups;
+  const int64_t in_plane = t.h * t.w, out_plane = p.conv.out.size();
+  const std::vector<float> x = random_floats(t.c_in * in_plane, seed);
+  const std::vector<float> w = random_floats(t.c_out * cg * t.k * t.k, seed + 1);
+  const std::vector<float> bias = random_floats(t.c_out, seed + 2);
+  const std::vector<float> z = random_floats(t.c_out * out_plane, seed + 3);
+
+  // The oracle (plain layouts), and the sums of absolute values for the tolerance.
+  std::vector<float> expected(t.c_out * out_plane), abs_sum(t.c_out * out_plane);
+  kernels::ref::f32_fused_conv(p, x.data(), w.data(), t.bias ? bias.data() : nullptr, z.data(),
+                               expected.data(), 0, t.c_out);
+  {
+    FusedConvParams a = p;
+    a.epilogue = {};
+    auto absv = [](std::vector<float> v) {
+      for (float& e : v) e = std::fabs(e);
+      return v;
+    };
+    kernels::ref::f32_fused_conv(a, absv(x).data(), absv(w).data(),
+                                 t.bias ? absv(bias).data() : nullptr, nullptr, abs_sum.data(), 0,
+                                 t.c_out);
+  }
+
+  // The kernel's layouts: NCHWc with NaN in the padded lanes, packed weights.
+  FusedConvParams q = p;
+  q.x_block = t.x_block ? 1 : c;
+  q.y_block = t.y_block ? 1 : c;
+  q.w_block = c;
+  const std::vector<float> xk = q.x_block == 1 ? x : to_blocked(x, t.c_in, in_plane, c, nan);
+  const std::vector<float> zk = q.y_block == 1 ? z : to_blocked(z, t.c_out, out_plane, c, nan);
+  const Tensor wt = Tensor::from_vector(w, {t.c_out, cg, t.k, t.k});
+  const Tensor packed = kernels::ref::pack_conv_weights(wt, static_cast<int>(c));
+  const int64_t y_size =
+      q.y_block == 1 ? t.c_out * out_plane : (t.c_out + c - 1) / c * c * out_plane;
+  std::vector<float> y(y_size, nan);
+  const int64_t cut1 = items / 3, cut2 = 2 * items / 3;
+  for (auto [b, e] : {std::pair{int64_t{0}, cut1}, {cut1, cut2}, {cut2, items}}) {
+    kernel(q, xk.data(), packed.data<float>(), t.bias ? bias.data() : nullptr, zk.data(), y.data(),
+           b, e);
+  }
+
+  // Back to plain; padded lanes must be 0.
+  std::vector<float> actual(t.c_out * out_plane);
+  std::vector<double> want(actual.size()), tol(actual.size());
+  int bad_pad = 0;
+  for (int64_t ch = 0; ch < (q.y_block == 1 ? t.c_out : (t.c_out + c - 1) / c * c); ++ch) {
+    for (int64_t i = 0; i < out_plane; ++i) {
+      const float v =
+          q.y_block == 1 ? y[ch * out_plane + i] : y[((ch / c) * out_plane + i) * c + ch % c];
+      if (ch >= t.c_out) {
+        bad_pad += v != 0.0f;
+        continue;
+      }
+      const int64_t j = ch * out_plane + i;
+      actual[j] = v;
+      want[j] = expected[j];
+      // Both kernels round each of the cg*k*k products and sums (plus the bias and the
+      // residual); the activations here are 1-Lipschitz except HardSwish (<= 1.5) and
+      // keep the bound up to a factor 2 and one rounding of the result.
+      const double terms = static_cast<double>(cg * t.k * t.k + 2);
+      tol[j] = 2.0 * sum_tolerance(abs_sum[j] + (t.residual ? std::fabs(z[j]) : 0.0),
+                                   static_cast<int64_t>(terms)) +
+               std::ldexp(std::fabs(expected[j]), -22);
+    }
+  }
+  EXPECT_EQ(bad_pad, 0) << "padded output lanes that are not 0";
+  expect_close(actual, want, tol, t.str());
+}
+
+}  // namespace tern::test
