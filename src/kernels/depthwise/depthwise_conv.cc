@@ -42,7 +42,8 @@ struct Depthwise {
 
 // R pixels from column ow0 of row oh of channel block cb; taps kh in [kh0, kh1), kw in
 // [kw0, kw1).
-template <int R>
+// kDense: stride 1, so the R pixels' offsets are compile-time constants (r * c floats).
+template <int R, bool kDense = false>
 HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, int64_t kh0,
                        int64_t kh1, int64_t kw0, int64_t kw1) {
   const hn::ScalableTag<float> d;
@@ -54,23 +55,24 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   const float* xc = k.x + cb * k.h * k.wd * c;
   const float* wc = k.w + cb * k.kh * k.kw * c;
   const int64_t col0 = ow0 * k.sw - k.pw;
+  const int64_t step = kDense ? static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * c;
   for (int64_t i = kh0; i < kh1; ++i) {
     const float* xr = xc + (oh * k.sh - k.ph + i * k.dh) * k.wd * c;
     for (int64_t j = kw0; j < kw1; ++j) {
       const V wv = hn::LoadU(d, wc + (i * k.kw + j) * c);
       const float* xp = xr + (col0 + j * k.dw) * c;
-      for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::LoadU(d, xp + r * k.sw * c), wv, acc[r]);
+      for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::LoadU(d, xp + r * step), wv, acc[r]);
     }
   }
   for (int r = 0; r < R; ++r) StoreOutput(d, k.out, cb, oh * k.ow + ow0 + r, acc[r]);
 }
 
-template <int R = 1>
+template <bool kDense, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0,
                       int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
   if constexpr (R <= kMaxPixels) {
-    if (r == R) return Tile<R>(k, cb, oh, ow0, kh0, kh1, kw0, kw1);
-    TileN<R + 1>(r, k, cb, oh, ow0, kh0, kh1, kw0, kw1);
+    if (r == R) return Tile<R, kDense>(k, cb, oh, ow0, kh0, kh1, kw0, kw1);
+    TileN<kDense, R + 1>(r, k, cb, oh, ow0, kh0, kh1, kw0, kw1);
   }
 }
 
@@ -87,8 +89,14 @@ void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1) {
   };
   for (int64_t o = o0; o < ia; ++o) border(o);
   int64_t o = ia;
-  for (; o + kMaxPixels <= ib; o += kMaxPixels) Tile<kMaxPixels>(k, cb, oh, o, kh0, kh1, 0, k.kw);
-  if (o < ib) TileN(ib - o, k, cb, oh, o, kh0, kh1, 0, k.kw);
+  if (k.sw == 1) {
+    for (; o + kMaxPixels <= ib; o += kMaxPixels)
+      Tile<kMaxPixels, true>(k, cb, oh, o, kh0, kh1, 0, k.kw);
+    if (o < ib) TileN<true>(ib - o, k, cb, oh, o, kh0, kh1, 0, k.kw);
+  } else {
+    for (; o + kMaxPixels <= ib; o += kMaxPixels) Tile<kMaxPixels>(k, cb, oh, o, kh0, kh1, 0, k.kw);
+    if (o < ib) TileN<false>(ib - o, k, cb, oh, o, kh0, kh1, 0, k.kw);
+  }
   for (o = ib; o < o1; ++o) border(o);
 }
 

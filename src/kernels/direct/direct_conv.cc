@@ -66,7 +66,10 @@ struct Direct {
 
 // B output blocks from ob0 (all in group g) x R pixels from column ow0 of row oh, taps
 // kh in [kh0, kh1), kw in [kw0, kw1) (the ones inside the input).
-template <int B, int R>
+// kDense: the R pixels are consecutive in an NCHWc input (stride 1, x_block = c), so
+// their offsets are compile-time constants (r * c floats) and take no registers; else
+// they are r * stride * x_block, computed at run time.
+template <int B, int R, bool kDense = false>
 HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                        int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
   const hn::ScalableTag<float> d;
@@ -78,28 +81,35 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   }
   const int64_t c = k.c;
   const float* wb = k.w + ob0 * k.w_ob_stride;
+  const int64_t w_ic_stride = k.kh * k.kw * c;  // packed: [ob][icg][kh][kw][c]
   const int64_t ic0 = g * k.cg;
-  int64_t cb = ic0 / k.xb, lane = ic0 % k.xb;
   const int64_t col0 = ow0 * k.sw - k.pw;
-  for (int64_t icg = 0; icg < k.cg; ++icg) {
-    const float* xc = k.x + cb * k.x_cb_stride + lane;
-    const float* wc = wb + icg * k.kh * k.kw * c;
-    for (int64_t i = kh0; i < kh1; ++i) {
-      const int64_t row = (oh * k.sh - k.ph + i * k.dh) * k.wd;
-      for (int64_t j = kw0; j < kw1; ++j) {
-        const float* xp = xc + (row + col0 + j * k.dw) * k.xb;
-        const float* wp = wc + (i * k.kw + j) * c;
-        V wv[B];
-        for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, wp + b * k.w_ob_stride);
-        for (int r = 0; r < R; ++r) {
-          const V xv = hn::Set(d, xp[r * k.sw * k.xb]);
-          for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
+  const int64_t pixel_step = kDense ? static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * k.xb;
+  // Taps outside, input channels inside: the innermost loop walks one channel block's
+  // lanes (x + 1, w + kH*kW*c per channel), B weight loads and R broadcasts feeding
+  // B * R FMAs, with no index arithmetic beyond two pointer increments.
+  for (int64_t i = kh0; i < kh1; ++i) {
+    const int64_t row = (oh * k.sh - k.ph + i * k.dh) * k.wd;
+    for (int64_t j = kw0; j < kw1; ++j) {
+      const float* xt = k.x + (row + col0 + j * k.dw) * k.xb;
+      const float* wt = wb + (i * k.kw + j) * c;
+      int64_t icg = 0, cb = ic0 / k.xb, lane = ic0 % k.xb;
+      while (icg < k.cg) {
+        const int64_t n = std::min(k.xb - lane, k.cg - icg);  // channels left in this block
+        const float* xs = xt + cb * k.x_cb_stride + lane;
+        const float* ws = wt + icg * w_ic_stride;
+        for (int64_t l = 0; l < n; ++l, ++xs, ws += w_ic_stride) {
+          V wv[B];
+          for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, ws + b * k.w_ob_stride);
+          for (int r = 0; r < R; ++r) {
+            const V xv = hn::Set(d, xs[r * pixel_step]);
+            for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
+          }
         }
+        icg += n;
+        lane = 0;
+        ++cb;
       }
-    }
-    if (++lane == k.xb) {
-      lane = 0;
-      ++cb;
     }
   }
   for (int b = 0; b < B; ++b) {
@@ -110,12 +120,12 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
 }
 
 // Tile<B, r> for a run-time r in [1, kMaxPixels<B>].
-template <int B, int R = 1>
+template <int B, bool kDense, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                       int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
   if constexpr (R <= kMaxPixels<B>) {
-    if (r == R) return Tile<B, R>(k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
-    TileN<B, R + 1>(r, k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
+    if (r == R) return Tile<B, R, kDense>(k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
+    TileN<B, kDense, R + 1>(r, k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
   }
 }
 
@@ -135,8 +145,13 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   for (int64_t o = o0; o < ia; ++o) border(o);
   constexpr int64_t kR = kMaxPixels<B>;
   int64_t o = ia;
-  for (; o + kR <= ib; o += kR) Tile<B, kR>(k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
-  if (o < ib) TileN<B>(ib - o, k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+  if (k.sw == 1 && k.xb == k.c) {
+    for (; o + kR <= ib; o += kR) Tile<B, kR, true>(k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+    if (o < ib) TileN<B, true>(ib - o, k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+  } else {
+    for (; o + kR <= ib; o += kR) Tile<B, kR>(k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+    if (o < ib) TileN<B, false>(ib - o, k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+  }
   for (o = ib; o < o1; ++o) border(o);
 }
 
