@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Unit tests of the benchmark scripts' helpers (benchlib.py, compare.py, ort_time.js's
 argument checks); no engine is timed. Run: /usr/bin/python3 -m unittest discover -s bench"""
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -98,6 +100,19 @@ class CompareTest(unittest.TestCase):
 
     def test_shape_args(self):
         self.assertEqual(benchlib.shape_args((("input", (1, 3, 4, 5)),)), ["--shape", "input=1x3x4x5"])
+
+    def test_resnet18_is_skipped_with_a_hint_without_torchvision(self):
+        saved = sys.modules.get("torchvision")
+        sys.modules["torchvision"] = None  # makes `import torchvision` raise ImportError
+        try:
+            with tempfile.TemporaryDirectory() as d, contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertIsNone(compare.ensure_resnet18(os.path.join(d, "resnet18.onnx")))
+        finally:
+            if saved is None:
+                del sys.modules["torchvision"]
+            else:
+                sys.modules["torchvision"] = saved
+        self.assertIn("apt-get install -y python3-torchvision", err.getvalue())
 
     def test_run_reports_the_failed_command(self):
         with self.assertRaisesRegex(benchlib.CommandError, "exit 3"):
