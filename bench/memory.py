@@ -7,8 +7,9 @@ the arena bytes vs the sum of all intermediate tensor sizes, the packed-weight b
 the peak resident set size (max RSS from /usr/bin/time) of
 
   - `tern bench MODEL --shape ... --threads T --runs R`
-  - `node ort_bench.js --model MODEL --shape ... --threads T --runs R` (ONNX Runtime from npm
-    onnxruntime-node 1.30, installed with --ignore-scripts into .cache/ortnode, ignored by git)
+  - `node bench/ort_time.js --model MODEL --shape ... --threads T --runs R` (ONNX Runtime from
+    npm onnxruntime-node 1.30, installed with --ignore-scripts into .cache/ortnode, ignored by
+    git; see benchlib.py)
   - `node -e require(onnxruntime-node)`: the ONNX Runtime process before any model is loaded,
     so the model's own share can be read as ORT peak - baseline.
 
@@ -25,18 +26,7 @@ import statistics
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORT_VERSION = "1.30.0"
-
-
-def ensure_ort(cache):
-    modules = os.path.join(cache, "node_modules")
-    if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
-        os.makedirs(cache, exist_ok=True)
-        subprocess.run(["npm", "init", "-y"], cwd=cache, check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["npm", "install", "--ignore-scripts", f"onnxruntime-node@{ORT_VERSION}"],
-                       cwd=cache, check=True, stdout=subprocess.DEVNULL)
-    return modules
+import benchlib
 
 
 def max_rss_kb(cmd, env=None):
@@ -49,39 +39,27 @@ def max_rss_kb(cmd, env=None):
     return int(m.group(1)), r.stdout
 
 
-def largest_case(models_dir, model):
-    best = None
-    for case in model["reference_cases"]:
-        with open(os.path.join(models_dir, case, "case.json")) as f:
-            c = json.load(f)
-        inp = c["inputs"][0]
-        pixels = inp["shape"][2] * inp["shape"][3]
-        if best is None or pixels > best[0]:
-            best = (pixels, inp["name"], inp["shape"])
-    return best[1], best[2]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", default=os.environ.get(
-        "TERN_MODELS_DIR", os.path.join(REPO, "..", "shared", "models")))
-    ap.add_argument("--tern", default=os.path.join(REPO, "build", "release", "tools", "tern", "tern"))
-    ap.add_argument("--ort-bench", default=os.path.join(REPO, "..", "shared", "bench", "ort_bench.js"))
+    ap.add_argument("--models", default=benchlib.default_models_dir())
+    ap.add_argument("--tern", default=benchlib.default_tern())
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", help="substring of the model file names to run")
     args = ap.parse_args()
 
-    modules = ensure_ort(os.path.join(REPO, ".cache", "ortnode"))
-    env = dict(os.environ, ORT_NODE_MODULES=modules)
-    with open(os.path.join(args.models, "index.json")) as f:
-        index = json.load(f)
+    try:
+        modules = benchlib.ensure_ort()
+        models = benchlib.load_index(args.models)
+    except (benchlib.CommandError, FileNotFoundError) as e:
+        sys.exit(f"memory.py: {e}")
+    env = benchlib.ort_env(modules)
 
     baseline = statistics.median(
         max_rss_kb(["node", "-e", f"require({json.dumps(os.path.join(modules, 'onnxruntime-node'))})"],
                    env)[0] for _ in range(args.rounds))
-    print(f"ONNX Runtime {ORT_VERSION} (node {subprocess.check_output(['node', '--version'], text=True).strip()}) "
+    print(f"ONNX Runtime {benchlib.ORT_VERSION} (node {subprocess.check_output(['node', '--version'], text=True).strip()}) "
           f"baseline, no model loaded: {baseline / 1024:.1f} MB")
     print(f"threads {args.threads}, {args.runs} runs per process, median of {args.rounds} alternating rounds\n")
     header = ("model", "shape", "nodes", "arena MB", "sum MB", "packed MB", "tern MB", "ORT MB",
@@ -89,17 +67,16 @@ def main():
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     worse = 0
-    for model in index["models"]:
+    for model in models:
         if args.only and args.only not in model["path"]:
             continue
         path = os.path.join(args.models, model["path"])
-        name, shape = largest_case(args.models, model)
-        dims = "x".join(str(d) for d in shape)
-        tern_cmd = [args.tern, "bench", path, "--shape", f"{name}={dims}", "--threads",
-                    str(args.threads), "--runs", str(args.runs), "--warmup", "2"]
-        ort_cmd = ["node", args.ort_bench, "--model", path, "--threads", str(args.threads),
-                   "--shape", ",".join(str(d) for d in shape), "--runs", str(args.runs),
-                   "--warmup", "2"]
+        inputs = benchlib.largest_inputs(args.models, model)
+        dims = ", ".join(benchlib.dims_str(shape) for _, shape in inputs)
+        common = benchlib.shape_args(inputs) + ["--threads", str(args.threads), "--runs",
+                                                str(args.runs), "--warmup", "2"]
+        tern_cmd = [args.tern, "bench", path] + common
+        ort_cmd = ["node", benchlib.ORT_TIME_JS, "--model", path] + common
         tern_rss, ort_rss = [], []
         out = ""
         for _ in range(args.rounds):
