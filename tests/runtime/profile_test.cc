@@ -1,0 +1,155 @@
+// Session::profile(), layer_stats() and the Chrome trace (tern/profile.h), on the
+// RetinaFace model kept in the repo.
+#include "tern/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_env.h"
+#include "tern/session.h"
+#include "tern/status.h"
+
+namespace tern {
+namespace {
+
+constexpr int kRuns = 3;
+
+class ProfileTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    session_ = new Session((test::source_dir() / "models/retinaface_mnet025.onnx").string(),
+                           {.num_threads = 1});
+    Tensor x = Tensor::empty(DType::kFloat32, {1, 3, 64, 64});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float(i % 17) / 17.0f;
+    feeds_ = new std::vector<NamedTensor>{{"input", x}};
+    session_->run(*feeds_);
+    profile_ = new Profile(session_->profile(*feeds_, kRuns));
+  }
+  static void TearDownTestSuite() {
+    delete profile_;
+    delete feeds_;
+    delete session_;
+  }
+  static Session* session_;
+  static std::vector<NamedTensor>* feeds_;
+  static Profile* profile_;
+};
+Session* ProfileTest::session_ = nullptr;
+std::vector<NamedTensor>* ProfileTest::feeds_ = nullptr;
+Profile* ProfileTest::profile_ = nullptr;
+
+TEST_F(ProfileTest, EveryPlanStepAppearsInOrder) {
+  const std::vector<LayerInfo> layers = session_->describe({{"input", {1, 3, 64, 64}}});
+  ASSERT_EQ(profile_->layers.size(), layers.size());
+  ASSERT_GT(layers.size(), 50u);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerInfo& got = profile_->layers[i].layer;
+    EXPECT_EQ(got.name, layers[i].name) << i;
+    EXPECT_EQ(got.op_type, layers[i].op_type) << i;
+    EXPECT_EQ(got.macs, layers[i].macs) << i;
+    EXPECT_EQ(profile_->layers[i].runs.size(), size_t{kRuns}) << i;
+  }
+  EXPECT_EQ(profile_->runs.size(), size_t{kRuns});
+  EXPECT_EQ(profile_->num_threads, 1);
+}
+
+TEST_F(ProfileTest, StepsNestInTheirRunAndSumToAtMostIt) {
+  for (int r = 0; r < kRuns; ++r) {
+    const TimedSpan& run = profile_->runs[r];
+    double sum = 0, previous_end = run.start_ms;
+    for (const LayerProfile& l : profile_->layers) {
+      const TimedSpan& s = l.runs[r];
+      EXPECT_GE(s.ms, 0);
+      EXPECT_GE(s.start_ms, previous_end);  // steps run one after another
+      previous_end = s.start_ms + s.ms;
+      sum += s.ms;
+    }
+    EXPECT_LE(previous_end, run.start_ms + run.ms + 1e-6);
+    EXPECT_LE(sum, run.ms + 1e-6);
+    EXPECT_GT(sum, 0.5 * run.ms);  // the steps are most of a run, not bookkeeping
+  }
+  double medians = 0;
+  for (const LayerProfile& l : profile_->layers) medians += l.median_ms;
+  // Sums of medians can exceed the median of sums a little; never by much.
+  EXPECT_LE(medians, 1.2 * profile_->median_run_ms);
+  EXPECT_GT(medians, 0.5 * profile_->median_run_ms);
+}
+
+TEST_F(ProfileTest, GflopAndBytesComeFromTheLayer) {
+  int64_t conv_macs = 0;
+  for (const LayerProfile& l : profile_->layers) {
+    const LayerStats s = layer_stats(l.layer.macs, l.layer.bytes, l.median_ms, nullptr, 1);
+    EXPECT_DOUBLE_EQ(s.gflop, 2.0 * static_cast<double>(l.layer.macs) / 1e9);
+    EXPECT_EQ(s.bound_gflops, 0);  // no roofline given
+    if (l.layer.macs > 0) {
+      conv_macs += l.layer.macs;
+      // At least the output: 4 bytes per float of every output.
+      int64_t out_bytes = 0;
+      for (const Shape& shape : l.layer.output_shapes) out_bytes += 4 * shape_numel(shape);
+      EXPECT_GT(l.layer.bytes, out_bytes) << l.layer.name;  // plus inputs and weights
+    }
+  }
+  EXPECT_GT(conv_macs, 0);
+}
+
+TEST_F(ProfileTest, RejectsZeroRuns) {
+  EXPECT_THROW(session_->profile(*feeds_, 0), InvalidArgument);
+}
+
+TEST(LayerStats, FiguresAgainstTheRoofline) {
+  Roofline r;
+  r.num_cores = 1;
+  r.points = {{1, 100.0, 10.0}};
+  // 1e9 MACs = 2 GFLOP over 1e9 bytes (2 FLOP/byte) in 1000 ms: 2 GFLOP/s against a bound
+  // of min(100, 2 * 10) = 20 GFLOP/s.
+  const LayerStats s = layer_stats(1000000000, 1000000000, 1000.0, &r, 1);
+  EXPECT_DOUBLE_EQ(s.gflop, 2.0);
+  EXPECT_DOUBLE_EQ(s.gflops, 2.0);
+  EXPECT_DOUBLE_EQ(s.intensity, 2.0);
+  EXPECT_DOUBLE_EQ(s.bound_gflops, 20.0);
+  EXPECT_DOUBLE_EQ(s.roofline_pct, 10.0);
+  const LayerStats none = layer_stats(0, 1000, 1.0, &r, 1);  // no FLOP: no bound
+  EXPECT_EQ(none.gflops, 0);
+  EXPECT_EQ(none.roofline_pct, 0);
+}
+
+TEST_F(ProfileTest, ChromeTraceParsesBackWithEveryStep) {
+  const nlohmann::json trace = nlohmann::json::parse(chrome_trace_json(*profile_));
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  ASSERT_TRUE(trace["traceEvents"].is_array());
+  size_t runs = 0, steps = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    ASSERT_TRUE(e["ph"].is_string());
+    if (e["ph"] != "X") continue;
+    ASSERT_TRUE(e["name"].is_string());
+    ASSERT_TRUE(e["ts"].is_number());
+    ASSERT_TRUE(e["dur"].is_number());
+    EXPECT_GE(e["dur"].get<double>(), 0);
+    EXPECT_TRUE(e["pid"].is_number_integer());
+    EXPECT_TRUE(e["tid"].is_number_integer());
+    if (e["cat"] == "run") {
+      ++runs;
+      continue;
+    }
+    ++steps;
+    const nlohmann::json& args = e["args"];
+    EXPECT_TRUE(args["op"].is_string());
+    EXPECT_TRUE(args["algorithm"].is_string());
+    EXPECT_TRUE(args["shape"].is_string());
+    EXPECT_TRUE(args["gflop"].is_number());
+    const int run = args["run"].get<int>();
+    ASSERT_GE(run, 1);
+    ASSERT_LE(run, kRuns);
+    // Inside its run, in microseconds.
+    const TimedSpan& span = profile_->runs[run - 1];
+    EXPECT_GE(e["ts"].get<double>(), span.start_ms * 1e3 - 1e-3);
+    EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(),
+              (span.start_ms + span.ms) * 1e3 + 1e-3);
+  }
+  EXPECT_EQ(runs, size_t{kRuns});
+  EXPECT_EQ(steps, kRuns * profile_->layers.size());
+}
+
+}  // namespace
+}  // namespace tern
