@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "passes/pipeline.h"
+#include "runtime/plan.h"
 #include "support/test_env.h"
 #include "tern/session.h"
 #include "tern/status.h"
@@ -95,6 +97,44 @@ TEST_F(ProfileTest, GflopAndBytesComeFromTheLayer) {
 
 TEST_F(ProfileTest, RejectsZeroRuns) {
   EXPECT_THROW(session_->profile(*feeds_, 0), InvalidArgument);
+}
+
+// LayerInfo.algorithm is the node's string attribute "algorithm" (set by the passes on
+// tern.FusedConv); LayerInfo.bytes counts inputs and outputs.
+TEST(LayerInfo, AlgorithmAttributeAndBytes) {
+  ir::Graph g;
+  g.opset = 13;
+  const auto add = [&](const std::string& name, bool input) {
+    ir::Value v;
+    v.name = name;
+    v.has_type = v.has_shape = input;
+    if (input) v.dims = {{1, ""}, {4, ""}};
+    return g.add_value(v);
+  };
+  const int x = add("x", true), y = add("y", false), z = add("z", false);
+  ir::Node first{"first", "Relu", "", {x}, {y}, {}};
+  ir::Attribute algorithm;
+  algorithm.type = ir::Attribute::Type::kString;
+  algorithm.s = "test-kernel";
+  first.attrs["algorithm"] = algorithm;
+  ir::Node second{"second", "Relu", "", {y}, {z}, {}};
+  ir::Attribute not_a_string;
+  not_a_string.type = ir::Attribute::Type::kInt;
+  not_a_string.i = 3;
+  second.attrs["algorithm"] = not_a_string;  // ignored: only a string names a kernel
+  g.nodes = {first, second};
+  g.values[y].producer = 0;
+  g.values[z].producer = 1;
+  g.inputs = {x};
+  g.outputs = {z};
+  const passes::Program p = passes::make_program(g, {{DType::kFloat32, {1, 4}}},
+                                                 ops::ExecContext{1}, int64_t{1} << 31, 8);
+  const std::vector<LayerInfo> layers = runtime::layers_of(p);
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].algorithm, "test-kernel");
+  EXPECT_EQ(layers[1].algorithm, "");
+  EXPECT_EQ(layers[0].bytes, 2 * 4 * 4);  // [1, 4] float in and out
+  EXPECT_EQ(layers[1].bytes, 2 * 4 * 4);
 }
 
 TEST(LayerStats, FiguresAgainstTheRoofline) {
