@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "passes/pipeline.h"
 #include "runtime/plan.h"
@@ -56,7 +58,11 @@ TEST_F(ProfileTest, EveryPlanStepAppearsInOrder) {
   EXPECT_EQ(profile_->num_threads, 1);
 }
 
+// Exact facts only (the machine may be busy: another process can take the CPU between
+// any two steps): the steps of a run lie inside it, one after another, so their sum is
+// at most the run; the best run is mostly steps; a median of 3 is at most half their sum.
 TEST_F(ProfileTest, StepsNestInTheirRunAndSumToAtMostIt) {
+  double best_fraction = 0, all_runs = 0;
   for (int r = 0; r < kRuns; ++r) {
     const TimedSpan& run = profile_->runs[r];
     double sum = 0, previous_end = run.start_ms;
@@ -69,13 +75,20 @@ TEST_F(ProfileTest, StepsNestInTheirRunAndSumToAtMostIt) {
     }
     EXPECT_LE(previous_end, run.start_ms + run.ms + 1e-6);
     EXPECT_LE(sum, run.ms + 1e-6);
-    EXPECT_GT(sum, 0.5 * run.ms);  // the steps are most of a run, not bookkeeping
+    best_fraction = std::max(best_fraction, sum / run.ms);
+    all_runs += run.ms;
   }
+  EXPECT_GT(best_fraction, 0.5);  // the steps are most of a run, not bookkeeping
   double medians = 0;
-  for (const LayerProfile& l : profile_->layers) medians += l.median_ms;
-  // Sums of medians can exceed the median of sums a little; never by much.
-  EXPECT_LE(medians, 1.2 * profile_->median_run_ms);
-  EXPECT_GT(medians, 0.5 * profile_->median_run_ms);
+  for (const LayerProfile& l : profile_->layers) {
+    medians += l.median_ms;
+    std::vector<double> ms;
+    for (const TimedSpan& s : l.runs) ms.push_back(s.ms);
+    std::sort(ms.begin(), ms.end());
+    EXPECT_EQ(l.median_ms, ms[kRuns / 2]);
+  }
+  EXPECT_LE(medians, all_runs / 2 + 1e-6);
+  EXPECT_GT(medians, 0);
 }
 
 TEST_F(ProfileTest, GflopAndBytesComeFromTheLayer) {
