@@ -230,8 +230,9 @@ json read_cache_file(const std::string& path) {
              "roofline cache '{}' is corrupt: not valid JSON (delete it, or run `tern roofline "
              "--measure` to replace it)",
              path);
-  TERN_CHECK(j.is_object() && j.value("version", 0) == kCacheVersion && j.contains("entries") &&
-                 j["entries"].is_object(),
+  const auto version = j.find("version");  // end() when j is no object
+  TERN_CHECK(version != j.end() && version->is_number_integer() && *version == kCacheVersion &&
+                 j.contains("entries") && j["entries"].is_object(),
              IOError,
              "roofline cache '{}' is corrupt: expected an object with \"version\": {} and "
              "\"entries\" (delete it, or run `tern roofline --measure` to replace it)",

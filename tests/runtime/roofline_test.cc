@@ -149,6 +149,8 @@ TEST(RooflineCache, CorruptFileIsAnIOErrorNamingIt) {
        {Case{"{\"version\": 1, \"entries\": {", "not valid JSON"}, Case{"", "not valid JSON"},
         Case{"[1, 2]", "\"version\": 1"},
         Case{"{\"version\": 99, \"entries\": {}}", "\"version\": 1"},
+        Case{"{\"version\": \"1\", \"entries\": {}}", "\"version\": 1"},
+        Case{"{\"version\": 1, \"entries\": []}", "\"version\": 1"},
         Case{mistyped, "field 'target' has the wrong type"}, Case{missing, "has no field 'quick'"},
         Case{negative, "positive gflops and bandwidth_gbps"}}) {
     test::write_bytes(path, c.text);
