@@ -112,13 +112,15 @@ void profile_layers(const BenchOptions& opt, Session& session,
     const Roofline roofline = load_or_measure_roofline({}, &source);
     if (!source.warning.empty()) fmt::print(stderr, "tern: warning: {}\n", source.warning);
     const RooflinePoint& p = roofline.at(profile.num_threads);
+    std::string from = source.from_cache ? "cached in " + source.cache_path : "measured now";
+    if (!source.from_cache && !source.cache_path.empty())
+      from += ", cached in " + source.cache_path;
+    if (roofline.quick) from += ", quick mode";
     fmt::print(
         "\nper layer: medians of {} profiled runs; MB = 1e6 bytes of inputs, weights and "
-        "outputs; %roof = GFLOP/s / min({:.1f} GFLOP/s, FLOP/B x {:.1f} GB/s) at {} threads "
-        "(roofline {}{})\n",
-        opt.runs, p.gflops, p.bandwidth, p.threads,
-        source.from_cache ? "cached in " : "measured now",
-        source.from_cache ? source.cache_path : "", roofline.quick ? ", quick mode" : "");
+        "outputs; %roof = GFLOP/s / min({:.1f} GFLOP/s, FLOP/B x {:.1f} GB/s) at {} thread{} "
+        "(roofline {})\n",
+        opt.runs, p.gflops, p.bandwidth, p.threads, p.threads == 1 ? "" : "s", from);
     print_layer_table(profile, roofline);
   }
   if (!opt.trace.empty()) {
