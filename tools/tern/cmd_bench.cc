@@ -112,10 +112,11 @@ void profile_layers(const BenchOptions& opt, Session& session,
     const Roofline roofline = load_or_measure_roofline({}, &source);
     if (!source.warning.empty()) fmt::print(stderr, "tern: warning: {}\n", source.warning);
     const RooflinePoint& p = roofline.at(profile.num_threads);
-    std::string from = source.from_cache ? "cached in " + source.cache_path : "measured now";
+    std::string from = source.from_cache ? fmt::format("cached in {}", source.cache_path)
+                                         : std::string("measured now");
     if (!source.from_cache && !source.cache_path.empty())
-      from += ", cached in " + source.cache_path;
-    if (roofline.quick) from += ", quick mode";
+      from = fmt::format("{}, cached in {}", from, source.cache_path);
+    if (roofline.quick) from = fmt::format("{}, quick mode", from);
     fmt::print(
         "\nper layer: medians of {} profiled runs; MB = 1e6 bytes of inputs, weights and "
         "outputs; %roof = GFLOP/s / min({:.1f} GFLOP/s, FLOP/B x {:.1f} GB/s) at {} thread{} "
