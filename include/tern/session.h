@@ -68,6 +68,35 @@ struct LayerInfo {
   std::vector<Shape> output_shapes;  ///< physical shapes; empty list when only known at run time
   std::vector<std::string> layouts;  ///< per output: "plain", "NCHW16c", ...
   int64_t macs = 0;                  ///< multiply-accumulates (Conv, Gemm, MatMul)
+  /// The kernel chosen at plan time: the node's "algorithm" attribute ("direct",
+  /// "pointwise", "depthwise", ... on tern.FusedConv); "" when the node has none.
+  std::string algorithm;
+  /// Bytes of every input (weights included) and output tensor of the node, as laid out
+  /// in memory: what one run reads and writes at least. 0 when a shape is only known at
+  /// run time.
+  int64_t bytes = 0;
+};
+
+/// A timed interval of Session::profile(), in ms; `start_ms` counts from the start of the
+/// first profiled run.
+struct TimedSpan {
+  double start_ms = 0;
+  double ms = 0;
+};
+
+/// One plan step's timings over the profiled runs.
+struct LayerProfile {
+  LayerInfo layer;              ///< the node (name, op, algorithm, shapes, MACs, bytes)
+  std::vector<TimedSpan> runs;  ///< one per profiled run
+  double median_ms = 0;         ///< median of runs[*].ms
+};
+
+/// What Session::profile() measured.
+struct Profile {
+  std::vector<LayerProfile> layers;  ///< every plan step, in execution order
+  std::vector<TimedSpan> runs;       ///< each profiled run as a whole
+  double median_run_ms = 0;          ///< median of runs[*].ms
+  int num_threads = 1;               ///< threads the session ran with
 };
 
 /// The compiled plan for concrete input shapes: its nodes and its memory, in bytes.
@@ -120,6 +149,13 @@ class Session {
   /// missing or repeated name; wrong dtype) or ShapeError (wrong rank or size), naming
   /// the input and what was expected; errors inside the graph name the node.
   std::vector<NamedTensor> run(const std::vector<NamedTensor>& inputs);
+
+  /// Runs the model `runs` times like run() (inputs checked the same way; outputs
+  /// dropped), timing every plan step with a steady clock, and returns the per-step and
+  /// per-run times (ms). No warm-up: run() the inputs once first so the plan exists and
+  /// caches are warm. Timing adds two clock reads per step; run() itself has none.
+  /// Throws InvalidArgument when `runs` < 1, and what run() throws.
+  Profile profile(const std::vector<NamedTensor>& inputs, int runs);
 
   /// The nodes of the compiled plan for the given input shapes (all inputs required,
   /// checked as in run()), in execution order: output shapes (physical: an NCHWc output

@@ -39,7 +39,14 @@ std::vector<LayerInfo> layers_of(const passes::Program& p) {
     if (known) {
       for (const auto& t : out_types) layer.output_shapes.push_back(t.shape);
       layer.macs = p.ops[n]->macs(in_types, out_types);
+      for (const auto* types : {&in_types, &out_types}) {
+        for (const auto& t : *types)
+          layer.bytes += shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
+      }
     }
+    auto algorithm = node.attrs.find("algorithm");
+    if (algorithm != node.attrs.end() && algorithm->second.type == ir::Attribute::Type::kString)
+      layer.algorithm = algorithm->second.s;
     layers.push_back(std::move(layer));
   }
   return layers;
@@ -103,7 +110,8 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
 }
 
 std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs,
-                            const ops::ExecContext& ctx, int64_t max_tensor_bytes) {
+                            const ops::ExecContext& ctx, int64_t max_tensor_bytes,
+                            StepClock* clock) {
   const passes::Program& p = plan.program;
   const ir::Graph& g = p.graph;
   if (p.memory.arena_bytes > 0 && !plan.arena) {
@@ -115,7 +123,12 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
   for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = *inputs[i];
 
   std::unordered_set<const Storage*> fresh;  // storages allocated by this run
-  for (const PlanStep& step : plan.steps) {
+  if (clock) {
+    clock->start.resize(plan.steps.size());
+    clock->end.resize(plan.steps.size());
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& step = plan.steps[i];
     const ir::Node& node = g.nodes[step.node];
     std::vector<Tensor> in(node.inputs.size());
     for (size_t k = 0; k < node.inputs.size(); ++k) {
@@ -137,9 +150,11 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
         }
       }
     }
+    if (clock) clock->start[i] = std::chrono::steady_clock::now();
     std::vector<Tensor> out =
         ops::run_node(*p.ops[step.node], in, step.output_types ? &*step.output_types : nullptr,
                       node.outputs, ctx, max_tensor_bytes, prealloc);
+    if (clock) clock->end[i] = std::chrono::steady_clock::now();
     const bool view_op = p.ops[step.node]->returns_view();
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k] < 0) continue;

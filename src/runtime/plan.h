@@ -6,6 +6,7 @@
 // list of steps the executor runs, each with its output types and buffers.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -48,10 +49,17 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
 /// Per-node shapes, layouts and MACs of a compiled program (for describe()).
 std::vector<LayerInfo> layers_of(const passes::Program& p);
 
+/// Wall-clock start and end of every plan step (Plan::steps order), filled by execute()
+/// when it is given one (Session::profile); the run without it reads no clock.
+struct StepClock {
+  std::vector<std::chrono::steady_clock::time_point> start, end;
+};
+
 /// Runs `plan` on the bound inputs (graph input order) and returns the graph outputs (in
 /// graph output order), never aliasing the inputs, the plan's constants, its arena or
-/// each other.
+/// each other. With `clock`, records when each step's op started and ended.
 std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs,
-                            const ops::ExecContext& ctx, int64_t max_tensor_bytes);
+                            const ops::ExecContext& ctx, int64_t max_tensor_bytes,
+                            StepClock* clock = nullptr);
 
 }  // namespace tern::runtime

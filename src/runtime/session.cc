@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <unordered_set>
 
@@ -31,6 +32,9 @@ struct Session::Impl {
   runtime::Plan& plan_for(const std::vector<ops::TensorType>& types);
   passes::PipelineOptions pipeline_options() const;
   std::vector<ops::TensorType> types_for(const std::map<std::string, Shape>& shapes) const;
+  // Binds `feeds` to the graph inputs by name (graph input order) and finds or builds
+  // their plan; throws what run() documents.
+  std::vector<const Tensor*> bind(const std::vector<NamedTensor>& feeds, runtime::Plan** plan);
 };
 
 namespace {
@@ -247,10 +251,9 @@ std::vector<PassTrace> Session::trace_passes(const std::map<std::string, Shape>&
   return trace;
 }
 
-std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
-  Impl& s = *impl_;
-  const ir::Graph& g = s.graph;
-
+std::vector<const Tensor*> Session::Impl::bind(const std::vector<NamedTensor>& feeds,
+                                               runtime::Plan** plan_out) {
+  Impl& s = *this;
   // Bind the caller's tensors to graph inputs by name.
   std::vector<const Tensor*> bound(s.inputs.size(), nullptr);
   for (const NamedTensor& feed : feeds) {
@@ -275,12 +278,71 @@ std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
     shapes.push_back(bound[i]->shape());
     dtypes.push_back(bound[i]->dtype());
   }
-  runtime::Plan& plan = s.plan_for(s.check_input_shapes(shapes, &dtypes));
+  *plan_out = &s.plan_for(s.check_input_shapes(shapes, &dtypes));
+  return bound;
+}
+
+std::vector<NamedTensor> Session::run(const std::vector<NamedTensor>& feeds) {
+  Impl& s = *impl_;
+  const ir::Graph& g = s.graph;
+  runtime::Plan* plan = nullptr;
+  const std::vector<const Tensor*> bound = s.bind(feeds, &plan);
   std::vector<Tensor> outputs =
-      runtime::execute(plan, bound, ops::ExecContext{s.num_threads}, s.options.max_tensor_bytes);
+      runtime::execute(*plan, bound, ops::ExecContext{s.num_threads}, s.options.max_tensor_bytes);
   std::vector<NamedTensor> result;
   for (size_t i = 0; i < g.outputs.size(); ++i)
     result.push_back({g.values[g.outputs[i]].name, std::move(outputs[i])});
+  return result;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Profile Session::profile(const std::vector<NamedTensor>& feeds, int runs) {
+  TERN_CHECK(runs >= 1, InvalidArgument, "Session::profile: runs must be >= 1, but got {}", runs);
+  Impl& s = *impl_;
+  runtime::Plan* plan = nullptr;
+  const std::vector<const Tensor*> bound = s.bind(feeds, &plan);
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+
+  Profile result;
+  result.num_threads = s.num_threads;
+  const std::vector<LayerInfo>& layers = plan->info.layers;  // one per step, same order
+  TERN_CHECK(layers.size() == plan->steps.size(), ModelError,
+             "internal: the plan has {} steps but describes {} layers", plan->steps.size(),
+             layers.size());
+  for (const LayerInfo& layer : layers) result.layers.push_back({layer, {}, 0});
+  runtime::StepClock clock;
+  Clock::time_point origin;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = Clock::now();
+    if (r == 0) origin = start;
+    runtime::execute(*plan, bound, ops::ExecContext{s.num_threads}, s.options.max_tensor_bytes,
+                     &clock);
+    const auto end = Clock::now();
+    result.runs.push_back({ms(origin, start), ms(start, end)});
+    for (size_t i = 0; i < plan->steps.size(); ++i)
+      result.layers[i].runs.push_back(
+          {ms(origin, clock.start[i]), ms(clock.start[i], clock.end[i])});
+  }
+  std::vector<double> times;
+  for (const TimedSpan& t : result.runs) times.push_back(t.ms);
+  result.median_run_ms = median_of(times);
+  for (LayerProfile& layer : result.layers) {
+    times.clear();
+    for (const TimedSpan& t : layer.runs) times.push_back(t.ms);
+    layer.median_ms = median_of(times);
+  }
   return result;
 }
 

@@ -1,5 +1,5 @@
-// `tern bench MODEL [--shape ...] [--threads N] [--runs N] [--warmup N]`: time a model on
-// random inputs.
+// `tern bench MODEL [--shape ...] [--threads N] [--runs N] [--warmup N] [--per-layer]
+// [--trace FILE]`: time a model on random inputs; per layer against the roofline.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +11,8 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "kernels/reference/elementwise.h"
+#include "tern/profile.h"
+#include "tern/roofline.h"
 #include "tern/session.h"
 
 namespace tern::cli {
@@ -23,6 +25,8 @@ struct BenchOptions {
   int runs = 10;
   int warmup = 2;
   std::vector<std::string> disabled_passes;
+  bool per_layer = false;
+  std::string trace;
 };
 
 constexpr uint32_t kSeed = 20240601;
@@ -44,6 +48,89 @@ Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng) {
 double percentile(const std::vector<double>& sorted, double p) {
   const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * double(sorted.size())));
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// "[1, 16, 80, 80]", plus " +N" when the node has N more outputs.
+std::string output_shape(const LayerInfo& layer) {
+  if (layer.output_shapes.empty()) return "?";
+  std::string s = shape_str(layer.output_shapes.front());
+  if (layer.output_shapes.size() > 1) s += fmt::format(" +{}", layer.output_shapes.size() - 1);
+  return s;
+}
+
+// The --per-layer table: one row per plan step and a total row.
+void print_layer_table(const Profile& profile, const Roofline& roofline) {
+  std::vector<std::vector<std::string>> rows = {{"#", "name", "op", "algorithm", "output", "ms",
+                                                 "GFLOP", "GFLOP/s", "MB", "FLOP/B", "%roof"}};
+  const auto row = [&](const std::string& index, const std::string& name, const std::string& op,
+                       const std::string& algorithm, const std::string& shape, int64_t macs,
+                       int64_t bytes, double ms) {
+    const LayerStats s = layer_stats(macs, bytes, ms, &roofline, profile.num_threads);
+    const bool flop = macs > 0;
+    rows.push_back({index, name, op, algorithm, shape, fmt::format("{:.3f}", ms),
+                    flop ? fmt::format("{:.4f}", s.gflop) : "-",
+                    flop ? fmt::format("{:.2f}", s.gflops) : "-",
+                    fmt::format("{:.2f}", static_cast<double>(bytes) / 1e6),
+                    flop && bytes > 0 ? fmt::format("{:.2f}", s.intensity) : "-",
+                    s.bound_gflops > 0 ? fmt::format("{:.1f}", s.roofline_pct) : "-"});
+  };
+  int64_t macs = 0, bytes = 0;
+  double ms = 0;
+  for (size_t i = 0; i < profile.layers.size(); ++i) {
+    const LayerProfile& l = profile.layers[i];
+    row(std::to_string(i + 1), l.layer.name, l.layer.op_type, l.layer.algorithm,
+        output_shape(l.layer), l.layer.macs, l.layer.bytes, l.median_ms);
+    macs += l.layer.macs;
+    bytes += l.layer.bytes;
+    ms += l.median_ms;
+  }
+  row("", "total", "", "", "", macs, bytes, ms);
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (size_t c = 0; c < rows[k].size(); ++c) {
+      const bool text = c >= 1 && c <= 4;  // left-aligned columns
+      line += text ? fmt::format("{:<{}}", rows[k][c], width[c])
+                   : fmt::format("{:>{}}", rows[k][c], width[c]);
+      line += c + 1 < rows[k].size() ? "  " : "";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print("{}\n", line);
+  }
+  fmt::print("sum of layer medians {:.3f} ms, median profiled run {:.3f} ms\n", ms,
+             profile.median_run_ms);
+}
+
+// --per-layer / --trace: profile `runs` runs, print the table, write the trace.
+void profile_layers(const BenchOptions& opt, Session& session,
+                    const std::vector<NamedTensor>& feeds) {
+  const Profile profile = session.profile(feeds, opt.runs);
+  if (opt.per_layer) {
+    RooflineSource source;
+    const Roofline roofline = load_or_measure_roofline({}, &source);
+    if (!source.warning.empty()) fmt::print(stderr, "tern: warning: {}\n", source.warning);
+    const RooflinePoint& p = roofline.at(profile.num_threads);
+    std::string from = source.from_cache ? fmt::format("cached in {}", source.cache_path)
+                                         : std::string("measured now");
+    if (!source.from_cache && !source.cache_path.empty())
+      from = fmt::format("{}, cached in {}", from, source.cache_path);
+    if (roofline.quick) from = fmt::format("{}, quick mode", from);
+    fmt::print(
+        "\nper layer: medians of {} profiled runs; MB = 1e6 bytes of inputs, weights and "
+        "outputs; %roof = GFLOP/s / min({:.1f} GFLOP/s, FLOP/B x {:.1f} GB/s) at {} thread{} "
+        "(roofline {})\n",
+        opt.runs, p.gflops, p.bandwidth, p.threads, p.threads == 1 ? "" : "s", from);
+    print_layer_table(profile, roofline);
+  }
+  if (!opt.trace.empty()) {
+    write_text_file(opt.trace, chrome_trace_json(profile));
+    fmt::print(
+        "wrote a Chrome trace of {} runs x {} steps to {} (chrome://tracing, "
+        "ui.perfetto.dev)\n",
+        profile.runs.size(), profile.layers.size(), opt.trace);
+  }
 }
 
 int run_bench(const BenchOptions& opt) {
@@ -95,6 +182,7 @@ int run_bench(const BenchOptions& opt) {
       "{:.2f} MB (packed {:.2f} MB)\n",
       plan.nodes_after, plan.nodes_before, plan.arena_bytes / mb, plan.intermediate_bytes / mb,
       plan.weight_bytes / mb, plan.packed_weight_bytes / mb);
+  if (opt.per_layer || !opt.trace.empty()) profile_layers(opt, session, feeds);
   return 0;
 }
 
@@ -119,6 +207,13 @@ Command add_bench(CLI::App& app) {
                   "Untimed runs first (at least 1 is always done: it builds the plan)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
+  sub->add_flag("--per-layer", opt->per_layer,
+                "Then run --runs more times timing every plan step, and print a table per "
+                "layer: ms, GFLOP, GFLOP/s, bytes, FLOP/byte and % of the roofline bound (see "
+                "`tern roofline`)");
+  sub->add_option("--trace", opt->trace,
+                  "Write the per-step timings of those runs as a Chrome trace (JSON for "
+                  "chrome://tracing or ui.perfetto.dev) to this file");
   return {sub, [opt] { return run_bench(*opt); }};
 }
 

@@ -20,8 +20,12 @@ Command add_info(CLI::App& app);
 Command add_inspect(CLI::App& app);
 /// `tern run MODEL --input NAME=FILE ... [--output-dir DIR] [--threads N]`.
 Command add_run(CLI::App& app);
-/// `tern bench MODEL [--shape ...] [--threads N] [--runs N] [--warmup N]`.
+/// `tern bench MODEL [--shape ...] [--threads N] [--runs N] [--warmup N] [--per-layer]
+/// [--trace FILE]`.
 Command add_bench(CLI::App& app);
+/// `tern roofline [--measure] [--quick] [--cache FILE]`: peak GFLOP/s and GB/s per thread
+/// count, cached.
+Command add_roofline(CLI::App& app);
 /// `tern detect-faces IMAGE [-o OUT] [--model M] [--size N] [--threshold T] [--json]`.
 Command add_detect_faces(CLI::App& app);
 /// `tern demo [-o OUT]`: detect-faces on the embedded photo with the embedded model.

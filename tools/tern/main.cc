@@ -26,8 +26,9 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   std::vector<tern::cli::Command> commands = {
-      tern::cli::add_info(app),  tern::cli::add_inspect(app),      tern::cli::add_run(app),
-      tern::cli::add_bench(app), tern::cli::add_detect_faces(app), tern::cli::add_demo(app),
+      tern::cli::add_info(app),  tern::cli::add_inspect(app),  tern::cli::add_run(app),
+      tern::cli::add_bench(app), tern::cli::add_roofline(app), tern::cli::add_detect_faces(app),
+      tern::cli::add_demo(app),
   };
   try {
     app.parse(argc, argv);

@@ -1,0 +1,101 @@
+// tern/roofline.h: this machine's compute and memory ceilings, for the roofline model.
+//
+// The roofline model (Williams, Waterman and Patterson, "Roofline: an insightful visual
+// performance model for multicore architectures", CACM 2009) bounds the speed of a layer
+// doing F FLOP over B bytes by min(peak FLOP/s, F/B * bandwidth). tern measures both
+// ceilings once per machine and caches them:
+//
+//   tern::Roofline r = tern::load_or_measure_roofline();
+//   double bound = r.bound_gflops(/*intensity=*/4.0, /*threads=*/2);  // GFLOP/s
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tern {
+
+/// The measured ceilings for one thread count.
+struct RooflinePoint {
+  int threads = 1;       ///< OpenMP threads that ran the kernels
+  double gflops = 0;     ///< peak FP32 FMA throughput, GFLOP/s (one FMA = 2 FLOP), median
+  double bandwidth = 0;  ///< memory bandwidth of a streaming triad, GB/s (1e9 bytes), median
+};
+
+/// The ceilings of this machine, for every thread count 1..num_cores.
+struct Roofline {
+  std::string cpu_model;     ///< /proc/cpuinfo's model name ("" if unknown)
+  std::string target;        ///< the Highway target the FMA kernel ran on ("AVX3", "AVX2", ...)
+  int num_cores = 1;         ///< logical cores the OS reports
+  std::string measured_at;   ///< UTC time of the measurement, ISO 8601
+  bool quick = false;        ///< measured in quick mode (small buffers, short runs: rough)
+  int repetitions = 0;       ///< measurements per figure (the figures are their medians)
+  int64_t stream_bytes = 0;  ///< bytes of the three triad arrays together
+  std::vector<RooflinePoint> points;  ///< threads 1..num_cores, in order
+
+  /// The point for `threads`, clamped to 1..num_cores (more threads than cores cannot
+  /// go faster). Throws InvalidArgument when there are no points.
+  const RooflinePoint& at(int threads) const;
+  /// The roofline bound in GFLOP/s of a layer with arithmetic intensity `flop_per_byte`
+  /// (FLOP per byte moved) on `threads` threads: min(peak, intensity * bandwidth).
+  double bound_gflops(double flop_per_byte, int threads) const;
+};
+
+/// How to measure.
+struct RooflineOptions {
+  /// Small buffers (32 MB instead of 256 MB), ~2 ms per kernel run and 3 repetitions:
+  /// for tests and CI. The figures are rough (the buffers may partly fit in cache).
+  bool quick = false;
+  /// Measurements per figure; 0 = 7 (3 in quick mode).
+  int repetitions = 0;
+  /// Re-measure even when the cache has an entry for this machine.
+  bool force = false;
+  /// The cache file; "" = roofline_cache_path().
+  std::string cache_path;
+};
+
+/// Measures the ceilings now (about 1-2 s per thread count; quick mode a few ms).
+/// FLOP/s: every thread runs 12 independent FMA chains on SIMD registers (the best
+/// Highway target, chosen at run time). Bandwidth: a[i] = b[i] + s * c[i] over three
+/// float arrays (RooflineOptions::quick decides their size), split evenly over the
+/// threads, counted as 12 bytes per element (two reads, one write; the STREAM
+/// convention). Throws std::bad_alloc when the buffers cannot be allocated.
+Roofline measure_roofline(const RooflineOptions& options = {});
+
+/// "$XDG_CACHE_HOME/tern/roofline.json", else "$HOME/.cache/tern/roofline.json"; "" when
+/// neither variable is set (nothing is cached then).
+std::string roofline_cache_path();
+
+/// The key of this machine's entry in the cache: CPU model, Highway target and core
+/// count, e.g. "Intel(R) Xeon(R) Processor|AVX3|2".
+std::string roofline_cache_key();
+
+/// The entry for `key` in the cache file at `path`. Returns false when the file does not
+/// exist or has no entry for `key`. Throws IOError naming the file when it cannot be read
+/// or is corrupt (not JSON, or an entry with missing, mistyped or out-of-range fields).
+bool read_roofline_cache(const std::string& path, const std::string& key, Roofline* out);
+
+/// Stores `roofline` under `key` in the cache file at `path` (created with its folders;
+/// other keys' entries are kept, a corrupt file is replaced). Written to a temporary
+/// file and renamed, so readers never see half a file. Throws IOError when it cannot.
+void write_roofline_cache(const std::string& path, const std::string& key,
+                          const Roofline& roofline);
+
+/// Where load_or_measure_roofline() got its figures.
+struct RooflineSource {
+  std::string cache_path;   ///< the cache file used ("" when there is none)
+  bool from_cache = false;  ///< read from the cache (else measured now)
+  /// A problem that did not stop it, e.g. "cache '...' is corrupt (...); re-measured" or
+  /// "could not write the cache: ..."; "" when none.
+  std::string warning;
+};
+
+/// This machine's roofline: the cached entry for roofline_cache_key() if there is one
+/// (and not options.force), else measured now and written to the cache. A corrupt cache
+/// file is not an error here: the cache is derived data, so it is re-measured and
+/// replaced, and `source->warning` says so (as it does when the cache cannot be written).
+/// Throws only what measure_roofline() throws.
+Roofline load_or_measure_roofline(const RooflineOptions& options = {},
+                                  RooflineSource* source = nullptr);
+
+}  // namespace tern

@@ -1,0 +1,398 @@
+// The roofline measurement (tern/roofline.h): an FMA throughput kernel and a streaming
+// triad, both written once with Highway and dispatched at run time, plus the JSON cache.
+
+// Highway compiles the code between HWY_BEFORE_NAMESPACE and HWY_AFTER_NAMESPACE once per
+// target by re-including this file (foreach_target.h); the rest is compiled once.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "runtime/roofline.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tern::runtime {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Floats per vector on this target.
+int64_t RooflineFloatLanes() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
+
+// `iterations` rounds of acc = acc * m + a on 12 independent vector accumulators; returns
+// their sum so the work cannot be dropped. 12 chains: a core with 2 FMA units of 4 cycles
+// latency (Skylake-SP and later) needs 2 x 4 = 8 FMAs in flight to keep both busy, and 12
+// leaves slack for the loop counter while fitting AVX2's 16 registers (12 accumulators +
+// m + a). m < 1 keeps every value near 1 (the fixed point a / (1 - m)): no overflow, no
+// denormals. One iteration is 12 * lanes FMAs = 24 * lanes FLOP.
+HWY_NOINLINE float RooflineFmaChains(int64_t iterations) {
+  const hn::ScalableTag<float> d;
+  const auto m = hn::Set(d, 0.999f);
+  const auto a = hn::Set(d, 0.001f);
+  auto x0 = hn::Set(d, 0.10f), x1 = hn::Set(d, 0.11f), x2 = hn::Set(d, 0.12f);
+  auto x3 = hn::Set(d, 0.13f), x4 = hn::Set(d, 0.14f), x5 = hn::Set(d, 0.15f);
+  auto x6 = hn::Set(d, 0.16f), x7 = hn::Set(d, 0.17f), x8 = hn::Set(d, 0.18f);
+  auto x9 = hn::Set(d, 0.19f), x10 = hn::Set(d, 0.20f), x11 = hn::Set(d, 0.21f);
+  for (int64_t i = 0; i < iterations; ++i) {
+    x0 = hn::MulAdd(x0, m, a);
+    x1 = hn::MulAdd(x1, m, a);
+    x2 = hn::MulAdd(x2, m, a);
+    x3 = hn::MulAdd(x3, m, a);
+    x4 = hn::MulAdd(x4, m, a);
+    x5 = hn::MulAdd(x5, m, a);
+    x6 = hn::MulAdd(x6, m, a);
+    x7 = hn::MulAdd(x7, m, a);
+    x8 = hn::MulAdd(x8, m, a);
+    x9 = hn::MulAdd(x9, m, a);
+    x10 = hn::MulAdd(x10, m, a);
+    x11 = hn::MulAdd(x11, m, a);
+  }
+  const auto sum = hn::Add(
+      hn::Add(hn::Add(hn::Add(x0, x1), hn::Add(x2, x3)), hn::Add(hn::Add(x4, x5), hn::Add(x6, x7))),
+      hn::Add(hn::Add(x8, x9), hn::Add(x10, x11)));
+  return hn::GetLane(hn::SumOfLanes(d, sum));
+}
+
+// a[i] = b[i] + s * c[i] for i in [0, n): the STREAM triad.
+HWY_NOINLINE void RooflineTriad(float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                                const float* HWY_RESTRICT c, float s, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vs = hn::Set(d, s);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(hn::MulAdd(hn::LoadU(d, c + i), vs, hn::LoadU(d, b + i)), d, a + i);
+  }
+  for (; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tern::runtime
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/check.h"
+#include "base/cpu.h"
+#include "hwy/aligned_allocator.h"
+#include "tern/roofline.h"
+
+namespace tern {
+namespace runtime {
+
+HWY_EXPORT(RooflineFloatLanes);
+HWY_EXPORT(RooflineFmaChains);
+HWY_EXPORT(RooflineTriad);
+
+}  // namespace runtime
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr int kCacheVersion = 1;
+
+// Where the FMA kernel's results go, so the compiler cannot drop the calls.
+volatile float g_roofline_sink = 0;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// One run of the FMA kernel on `threads` threads, `iterations` each: GFLOP/s.
+double fma_gflops(int threads, int64_t iterations, int64_t lanes, float* sink) {
+  int team = 1;
+  float total = 0;
+  const auto start = Clock::now();
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+  {
+    total += HWY_DYNAMIC_DISPATCH(runtime::RooflineFmaChains)(iterations);
+#pragma omp single nowait
+    team = omp_get_num_threads();  // fewer than asked under OMP_THREAD_LIMIT
+  }
+  const double s = seconds_since(start);
+  *sink += total;
+  const double flop = 24.0 * double(lanes) * double(iterations) * team;
+  return flop / s / 1e9;
+}
+
+// One triad over n floats per array on `threads` threads (each its own contiguous part,
+// the same parts that first touched the pages): GB/s at 12 bytes per element.
+double triad_gbps(int threads, float* a, const float* b, const float* c, int64_t n) {
+  const auto start = Clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t begin = n * t / team, end = n * (t + 1) / team;
+    HWY_DYNAMIC_DISPATCH(runtime::RooflineTriad)
+    (a + begin, b + begin, c + begin, 3.0f, end - begin);
+  }
+  const double s = seconds_since(start);
+  return 12.0 * double(n) / s / 1e9;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json to_json(const Roofline& r) {
+  json points = json::array();
+  for (const RooflinePoint& p : r.points)
+    points.push_back(
+        {{"threads", p.threads}, {"gflops", p.gflops}, {"bandwidth_gbps", p.bandwidth}});
+  return {{"cpu_model", r.cpu_model},       {"target", r.target}, {"num_cores", r.num_cores},
+          {"measured_at", r.measured_at},   {"quick", r.quick},   {"repetitions", r.repetitions},
+          {"stream_bytes", r.stream_bytes}, {"points", points}};
+}
+
+// Field `name` of `j` as T; throws IOError naming the file, key and field when missing or
+// mistyped.
+template <typename T>
+T field(const json& j, const char* name, const std::string& path, const std::string& key) {
+  auto it = j.find(name);
+  TERN_CHECK(it != j.end(), IOError, "roofline cache '{}': entry '{}' has no field '{}'", path, key,
+             name);
+  const bool ok = std::is_same_v<T, std::string> ? it->is_string()
+                  : std::is_same_v<T, bool>      ? it->is_boolean()
+                  : std::is_integral_v<T>        ? it->is_number_integer()
+                                                 : it->is_number();
+  TERN_CHECK(ok, IOError, "roofline cache '{}': entry '{}': field '{}' has the wrong type ({})",
+             path, key, name, it->type_name());
+  return it->get<T>();
+}
+
+Roofline from_json(const json& j, const std::string& path, const std::string& key) {
+  TERN_CHECK(j.is_object(), IOError, "roofline cache '{}': entry '{}' is not an object", path, key);
+  Roofline r;
+  r.cpu_model = field<std::string>(j, "cpu_model", path, key);
+  r.target = field<std::string>(j, "target", path, key);
+  r.num_cores = field<int>(j, "num_cores", path, key);
+  r.measured_at = field<std::string>(j, "measured_at", path, key);
+  r.quick = field<bool>(j, "quick", path, key);
+  r.repetitions = field<int>(j, "repetitions", path, key);
+  r.stream_bytes = field<int64_t>(j, "stream_bytes", path, key);
+  auto pts = j.find("points");
+  TERN_CHECK(pts != j.end() && pts->is_array(), IOError,
+             "roofline cache '{}': entry '{}' has no array 'points'", path, key);
+  TERN_CHECK(r.num_cores >= 1 && static_cast<int64_t>(pts->size()) == r.num_cores, IOError,
+             "roofline cache '{}': entry '{}': expected one point per thread count 1..{}, but "
+             "got {}",
+             path, key, r.num_cores, pts->size());
+  for (const json& p : *pts) {
+    RooflinePoint point;
+    point.threads = field<int>(p, "threads", path, key);
+    point.gflops = field<double>(p, "gflops", path, key);
+    point.bandwidth = field<double>(p, "bandwidth_gbps", path, key);
+    TERN_CHECK(point.threads == static_cast<int>(r.points.size()) + 1 && point.gflops > 0 &&
+                   point.bandwidth > 0,
+               IOError,
+               "roofline cache '{}': entry '{}': point {} must have threads = {} and positive "
+               "gflops and bandwidth_gbps (got threads {}, {} GFLOP/s, {} GB/s)",
+               path, key, r.points.size(), r.points.size() + 1, point.threads, point.gflops,
+               point.bandwidth);
+    r.points.push_back(point);
+  }
+  return r;
+}
+
+// The whole cache file; a json null when it does not exist. Throws IOError when it cannot
+// be read or is not a tern roofline cache.
+json read_cache_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return nullptr;
+  std::ifstream in(path, std::ios::binary);
+  TERN_CHECK(in.good(), IOError, "roofline cache '{}': cannot open it for reading", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  TERN_CHECK(!j.is_discarded(), IOError,
+             "roofline cache '{}' is corrupt: not valid JSON (delete it, or run `tern roofline "
+             "--measure` to replace it)",
+             path);
+  const auto version = j.find("version");  // end() when j is no object
+  TERN_CHECK(version != j.end() && version->is_number_integer() && *version == kCacheVersion &&
+                 j.contains("entries") && j["entries"].is_object(),
+             IOError,
+             "roofline cache '{}' is corrupt: expected an object with \"version\": {} and "
+             "\"entries\" (delete it, or run `tern roofline --measure` to replace it)",
+             path, kCacheVersion);
+  return j;
+}
+
+}  // namespace
+
+const RooflinePoint& Roofline::at(int threads) const {
+  TERN_CHECK(!points.empty(), InvalidArgument, "the roofline has no measured points");
+  const int i = std::clamp(threads, 1, static_cast<int>(points.size())) - 1;
+  return points[i];
+}
+
+double Roofline::bound_gflops(double flop_per_byte, int threads) const {
+  const RooflinePoint& p = at(threads);
+  return std::min(p.gflops, flop_per_byte * p.bandwidth);
+}
+
+Roofline measure_roofline(const RooflineOptions& options) {
+  const CpuInfo cpu = cpu_info();
+  Roofline r;
+  r.cpu_model = cpu.model;
+  r.target = cpu.best_target;
+  r.num_cores = cpu.num_cores;
+  r.measured_at = utc_now();
+  r.quick = options.quick;
+  r.repetitions = options.repetitions > 0 ? options.repetitions : options.quick ? 3 : 7;
+  r.stream_bytes = options.quick ? int64_t{32} << 20 : int64_t{256} << 20;
+
+  // FMA: double the iterations until one single-thread run takes the target time, then
+  // use that count for every thread count (each thread does the same work).
+  const int64_t lanes = HWY_DYNAMIC_DISPATCH(runtime::RooflineFloatLanes)();
+  const double target_s = options.quick ? 0.002 : 0.05;
+  float sink = 0;
+  int64_t iterations = 1024;
+  for (;;) {
+    const auto start = Clock::now();
+    fma_gflops(1, iterations, lanes, &sink);
+    if (seconds_since(start) >= target_s || iterations >= (int64_t{1} << 40)) break;
+    iterations *= 2;
+  }
+
+  // Triad arrays, first touched by the threads that stream them (the 1-thread runs then
+  // read pages touched by all threads: no NUMA effect on one socket).
+  const int64_t n = r.stream_bytes / 12;
+  hwy::AlignedFreeUniquePtr<float[]> a = hwy::AllocateAligned<float>(n);
+  hwy::AlignedFreeUniquePtr<float[]> b = hwy::AllocateAligned<float>(n);
+  hwy::AlignedFreeUniquePtr<float[]> c = hwy::AllocateAligned<float>(n);
+  if (!a || !b || !c) throw std::bad_alloc();
+#pragma omp parallel for num_threads(r.num_cores) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = 0.0f;
+    b[i] = 1.0f;
+    c[i] = 2.0f;
+  }
+
+  for (int t = 1; t <= r.num_cores; ++t) {
+    RooflinePoint p;
+    p.threads = t;
+    std::vector<double> flops, bw;
+    fma_gflops(t, iterations / 4 + 1, lanes, &sink);  // warm-up: wake the threads
+    for (int k = 0; k < r.repetitions; ++k)
+      flops.push_back(fma_gflops(t, iterations, lanes, &sink));
+    triad_gbps(t, a.get(), b.get(), c.get(), n);  // warm-up
+    for (int k = 0; k < r.repetitions; ++k)
+      bw.push_back(triad_gbps(t, a.get(), b.get(), c.get(), n));
+    p.gflops = median(flops);
+    p.bandwidth = median(bw);
+    r.points.push_back(p);
+  }
+  g_roofline_sink = sink;  // the FMA results stay observable
+  return r;
+}
+
+std::string roofline_cache_path() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg) return (std::filesystem::path(xdg) / "tern" / "roofline.json").string();
+  const char* home = std::getenv("HOME");
+  if (home && *home)
+    return (std::filesystem::path(home) / ".cache" / "tern" / "roofline.json").string();
+  return "";
+}
+
+std::string roofline_cache_key() {
+  const CpuInfo cpu = cpu_info();
+  return fmt::format("{}|{}|{}", cpu.model.empty() ? "unknown CPU" : cpu.model, cpu.best_target,
+                     cpu.num_cores);
+}
+
+bool read_roofline_cache(const std::string& path, const std::string& key, Roofline* out) {
+  const json file = read_cache_file(path);
+  if (file.is_null()) return false;
+  auto it = file["entries"].find(key);
+  if (it == file["entries"].end()) return false;
+  *out = from_json(*it, path, key);
+  return true;
+}
+
+void write_roofline_cache(const std::string& path, const std::string& key,
+                          const Roofline& roofline) {
+  json file;
+  try {
+    file = read_cache_file(path);
+  } catch (const IOError&) {
+    file = nullptr;  // corrupt: replaced
+  }
+  if (file.is_null()) file = {{"version", kCacheVersion}, {"entries", json::object()}};
+  file["entries"][key] = to_json(roofline);
+
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  TERN_CHECK(!ec, IOError, "roofline cache '{}': cannot create its folder: {}", path, ec.message());
+  const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    TERN_CHECK(out.good(), IOError, "roofline cache '{}': cannot write '{}'", path, tmp);
+    out << file.dump(2) << "\n";
+    out.flush();
+    TERN_CHECK(out.good(), IOError, "roofline cache '{}': writing '{}' failed", path, tmp);
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    TERN_THROW(IOError, "roofline cache '{}': cannot replace it", path);
+  }
+}
+
+Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource* source) {
+  RooflineSource local;
+  RooflineSource& src = source ? *source : local;
+  src = RooflineSource{};
+  src.cache_path = options.cache_path.empty() ? roofline_cache_path() : options.cache_path;
+  const std::string key = roofline_cache_key();
+  if (!options.force && !src.cache_path.empty()) {
+    try {
+      Roofline cached;
+      if (read_roofline_cache(src.cache_path, key, &cached)) {
+        src.from_cache = true;
+        return cached;
+      }
+    } catch (const IOError& e) {
+      src.warning = fmt::format("{}; re-measured", e.what());
+    }
+  }
+  Roofline r = measure_roofline(options);
+  if (!src.cache_path.empty()) {
+    try {
+      write_roofline_cache(src.cache_path, key, r);
+    } catch (const IOError& e) {
+      src.warning +=
+          fmt::format("{}could not write the cache: {}", src.warning.empty() ? "" : "; ", e.what());
+    }
+  }
+  return r;
+}
+
+}  // namespace tern
+
+#endif  // HWY_ONCE

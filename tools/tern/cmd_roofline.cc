@@ -1,0 +1,66 @@
+// `tern roofline [--measure] [--quick] [--cache FILE]`: this machine's peak FP32 FMA
+// throughput and memory bandwidth per thread count, cached (tern/roofline.h).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "tern/roofline.h"
+
+namespace tern::cli {
+namespace {
+
+struct RooflineCliOptions {
+  bool measure = false;
+  bool quick = false;
+  std::string cache;
+};
+
+int run_roofline(const RooflineCliOptions& opt) {
+  RooflineOptions options;
+  options.force = opt.measure;
+  options.quick = opt.quick;
+  options.cache_path = opt.cache;
+  RooflineSource source;
+  const Roofline r = load_or_measure_roofline(options, &source);
+  if (!source.warning.empty()) fmt::print(stderr, "tern: warning: {}\n", source.warning);
+
+  fmt::print("cpu:     {} ({} cores), Highway target {}\n",
+             r.cpu_model.empty() ? "unknown" : r.cpu_model, r.num_cores, r.target);
+  const std::string how = fmt::format(
+      "{}, medians of {} repetitions{}", r.measured_at, r.repetitions,
+      r.quick ? ", quick mode: rough figures (`tern roofline --measure` for real ones)" : "");
+  if (source.cache_path.empty()) {
+    fmt::print("source:  measured now ({}); not cached (neither XDG_CACHE_HOME nor HOME is set)\n",
+               how);
+  } else {
+    fmt::print("source:  {} {} ({})\n", source.from_cache ? "cached in" : "measured now, cached in",
+               source.cache_path, how);
+  }
+  fmt::print("{:>7}  {:>12}  {:>14}  {:>15}\n", "threads", "peak GFLOP/s", "triad GB/s",
+             "ridge FLOP/byte");
+  for (const RooflinePoint& p : r.points) {
+    fmt::print("{:>7}  {:>12.1f}  {:>14.1f}  {:>15.1f}\n", p.threads, p.gflops, p.bandwidth,
+               p.gflops / p.bandwidth);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_roofline(CLI::App& app) {
+  auto opt = std::make_shared<RooflineCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "roofline",
+      "This machine's peak FP32 FMA GFLOP/s and memory bandwidth (GB/s) per thread count, "
+      "measured once and cached");
+  sub->add_flag("--measure", opt->measure, "Measure again even if the cache has the figures");
+  sub->add_flag("--quick", opt->quick,
+                "Measure in quick mode (small buffers, short runs: rough figures, for tests)");
+  sub->add_option("--cache", opt->cache,
+                  "Cache file (default: $XDG_CACHE_HOME/tern/roofline.json, else "
+                  "~/.cache/tern/roofline.json)");
+  return {sub, [opt] { return run_roofline(*opt); }};
+}
+
+}  // namespace tern::cli
