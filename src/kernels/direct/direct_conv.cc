@@ -64,41 +64,60 @@ struct Direct {
   int64_t w_ob_stride;  // floats between the packed weights of two output blocks
 };
 
-// B output blocks from ob0 (all in group g) x R pixels from column ow0 of row oh, taps
-// kh in [kh0, kh1), kw in [kw0, kw1) (the ones inside the input).
+// What one tile call covers besides its pixels: taps kh in [kh0, kh1) and kw in
+// [kw0, kw1) (those inside the input), and input channels [ic_begin, ic_end) of the group
+// (one cache pass). The first pass starts from the bias, later ones from the partial sums
+// in y; the last applies the epilogue.
+struct Span {
+  int64_t kh0, kh1, kw0, kw1;
+  int64_t ic_begin, ic_end;
+  bool first, last;
+};
+
+// B output blocks from ob0 (all in group g) x R pixels from column ow0 of row oh.
 // kDense: the R pixels are consecutive in an NCHWc input (stride 1, x_block = c), so
 // their offsets are compile-time constants (r * c floats) and take no registers; else
 // they are r * stride * x_block, computed at run time.
 template <int B, int R, bool kDense = false>
 HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
-                       int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
+                       const Span& sp) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
+  const int64_t c = k.c;
+  const int64_t pix0 = oh * k.ow + ow0;
   V acc[B][R];
   for (int b = 0; b < B; ++b) {
-    const V bias = LoadBias(d, k.bias, k.out.channels, ob0 + b);
-    for (int r = 0; r < R; ++r) acc[b][r] = bias;
+    if (sp.first) {
+      const V bias = LoadBias(d, k.bias, k.out.channels, ob0 + b);
+      for (int r = 0; r < R; ++r) acc[b][r] = bias;
+    } else {
+      const float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
+      for (int r = 0; r < R; ++r) acc[b][r] = hn::LoadU(d, yp + r * c);
+    }
   }
-  const int64_t c = k.c;
   const float* wb = k.w + ob0 * k.w_ob_stride;
   const int64_t w_ic_stride = k.kh * k.kw * c;  // packed: [ob][icg][kh][kw][c]
   const int64_t ic0 = g * k.cg;
   const int64_t col0 = ow0 * k.sw - k.pw;
   const int64_t pixel_step = kDense ? static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * k.xb;
-  // Taps outside, input channels inside: the innermost loop walks one channel block's
-  // lanes (x + 1, w + kH*kW*c per channel), B weight loads and R broadcasts feeding
+  // Channels of one run are x_step floats apart in x: the lanes of one NCHWc block, or
+  // the planes of an NCHW input (whose "blocks" are single channels).
+  const int64_t x_step = k.xb == 1 ? k.x_cb_stride : 1;
+  // Taps outside, input channels inside: the innermost loop walks a run of channels
+  // (x + x_step, w + kH*kW*c per channel), B weight loads and R broadcasts feeding
   // B * R FMAs, with no index arithmetic beyond two pointer increments.
-  for (int64_t i = kh0; i < kh1; ++i) {
+  for (int64_t i = sp.kh0; i < sp.kh1; ++i) {
     const int64_t row = (oh * k.sh - k.ph + i * k.dh) * k.wd;
-    for (int64_t j = kw0; j < kw1; ++j) {
+    for (int64_t j = sp.kw0; j < sp.kw1; ++j) {
       const float* xt = k.x + (row + col0 + j * k.dw) * k.xb;
       const float* wt = wb + (i * k.kw + j) * c;
-      int64_t icg = 0, cb = ic0 / k.xb, lane = ic0 % k.xb;
-      while (icg < k.cg) {
-        const int64_t n = std::min(k.xb - lane, k.cg - icg);  // channels left in this block
+      int64_t icg = sp.ic_begin;
+      int64_t cb = (ic0 + icg) / k.xb, lane = (ic0 + icg) % k.xb;
+      while (icg < sp.ic_end) {
+        const int64_t n = k.xb == 1 ? sp.ic_end - icg : std::min(k.xb - lane, sp.ic_end - icg);
         const float* xs = xt + cb * k.x_cb_stride + lane;
         const float* ws = wt + icg * w_ic_stride;
-        for (int64_t l = 0; l < n; ++l, ++xs, ws += w_ic_stride) {
+        for (int64_t l = 0; l < n; ++l, xs += x_step, ws += w_ic_stride) {
           V wv[B];
           for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, ws + b * k.w_ob_stride);
           for (int r = 0; r < R; ++r) {
@@ -108,13 +127,16 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
         }
         icg += n;
         lane = 0;
-        ++cb;
+        cb += k.xb == 1 ? n : 1;
       }
     }
   }
   for (int b = 0; b < B; ++b) {
-    for (int r = 0; r < R; ++r) {
-      StoreOutput(d, k.out, ob0 + b, oh * k.ow + ow0 + r, acc[b][r]);
+    if (sp.last) {
+      for (int r = 0; r < R; ++r) StoreOutput(d, k.out, ob0 + b, pix0 + r, acc[b][r]);
+    } else {
+      float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
+      for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * c);
     }
   }
 }
@@ -122,37 +144,58 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
 // Tile<B, r> for a run-time r in [1, kMaxPixels<B>].
 template <int B, bool kDense, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
-                      int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
+                      const Span& sp) {
   if constexpr (R <= kMaxPixels<B>) {
-    if (r == R) return Tile<B, R, kDense>(k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
-    TileN<B, kDense, R + 1>(r, k, ob0, g, oh, ow0, kh0, kh1, kw0, kw1);
+    if (r == R) return Tile<B, R, kDense>(k, ob0, g, oh, ow0, sp);
+    TileN<B, kDense, R + 1>(r, k, ob0, g, oh, ow0, sp);
   }
 }
 
+// Input channels per cache pass for B output blocks: the pass's weights (B * channels
+// * kH * kW vectors) stay within half of a 32 KiB L1 data cache (48 KiB on Sapphire
+// Rapids, 32 KiB on Cortex-A72) while every tile of the row reuses them; a multiple of
+// the x block. An NCHW output (the heads) takes one pass: its partial sums have no
+// vector layout to wait in.
+int64_t pass_channels(const Direct& k, int64_t blocks) {
+  if (k.out.y_block == 1) return k.cg;
+  constexpr int64_t kBudget = 16 * 1024;
+  const int64_t per_channel = blocks * k.kh * k.kw * k.c * int64_t{sizeof(float)};
+  int64_t n = std::max<int64_t>(1, kBudget / per_channel);
+  if (k.xb > 1) n = std::max(k.xb, n / k.xb * k.xb);
+  return std::min(n, k.cg);
+}
+
 // Pixels [o0, o1) of one output row of B blocks: border pixels one at a time, the
-// interior in tiles.
+// interior in tiles; once per cache pass over the input channels.
 template <int B>
 void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_t o1) {
   const ref::Range rows = ref::valid_range(k.kh, k.dh, oh * k.sh - k.ph, k.h);
-  const int64_t kh0 = rows.begin, kh1 = std::max(rows.begin, rows.end);
   const ref::Range inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
   const int64_t ia = std::clamp<int64_t>(inner.begin, o0, o1);
   const int64_t ib = std::clamp<int64_t>(inner.end, ia, o1);
-  auto border = [&](int64_t o) {
-    const ref::Range cols = ref::valid_range(k.kw, k.dw, o * k.sw - k.pw, k.wd);
-    Tile<B, 1>(k, ob0, g, oh, o, kh0, kh1, cols.begin, std::max(cols.begin, cols.end));
-  };
-  for (int64_t o = o0; o < ia; ++o) border(o);
-  constexpr int64_t kR = kMaxPixels<B>;
-  int64_t o = ia;
-  if (k.sw == 1 && k.xb == k.c) {
-    for (; o + kR <= ib; o += kR) Tile<B, kR, true>(k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
-    if (o < ib) TileN<B, true>(ib - o, k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
-  } else {
-    for (; o + kR <= ib; o += kR) Tile<B, kR>(k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
-    if (o < ib) TileN<B, false>(ib - o, k, ob0, g, oh, o, kh0, kh1, 0, k.kw);
+  const int64_t step = pass_channels(k, B);
+  for (int64_t ic = 0; ic < k.cg; ic += step) {
+    Span sp{rows.begin, std::max(rows.begin, rows.end), 0,       k.kw,
+            ic,         std::min(k.cg, ic + step),      ic == 0, ic + step >= k.cg};
+    auto border = [&](int64_t o) {
+      const ref::Range cols = ref::valid_range(k.kw, k.dw, o * k.sw - k.pw, k.wd);
+      Span b = sp;
+      b.kw0 = cols.begin;
+      b.kw1 = std::max(cols.begin, cols.end);
+      Tile<B, 1>(k, ob0, g, oh, o, b);
+    };
+    for (int64_t o = o0; o < ia; ++o) border(o);
+    constexpr int64_t kR = kMaxPixels<B>;
+    int64_t o = ia;
+    if (k.sw == 1 && k.xb == k.c) {
+      for (; o + kR <= ib; o += kR) Tile<B, kR, true>(k, ob0, g, oh, o, sp);
+      if (o < ib) TileN<B, true>(ib - o, k, ob0, g, oh, o, sp);
+    } else {
+      for (; o + kR <= ib; o += kR) Tile<B, kR>(k, ob0, g, oh, o, sp);
+      if (o < ib) TileN<B, false>(ib - o, k, ob0, g, oh, o, sp);
+    }
+    for (o = ib; o < o1; ++o) border(o);
   }
-  for (o = ib; o < o1; ++o) border(o);
 }
 
 template <int B = 1>
