@@ -93,6 +93,14 @@ HWY_EXPORT(RooflineFloatLanes);
 HWY_EXPORT(RooflineFmaChains);
 HWY_EXPORT(RooflineTriad);
 
+// The dispatched kernels, called from this namespace: with a single compiled target
+// (arm64: NEON) HWY_DYNAMIC_DISPATCH names the target's namespace unqualified.
+int64_t float_lanes() { return HWY_DYNAMIC_DISPATCH(RooflineFloatLanes)(); }
+float fma_chains(int64_t iterations) { return HWY_DYNAMIC_DISPATCH(RooflineFmaChains)(iterations); }
+void triad(float* a, const float* b, const float* c, float s, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(RooflineTriad)(a, b, c, s, n);
+}
+
 }  // namespace runtime
 
 namespace {
@@ -122,7 +130,7 @@ double fma_gflops(int threads, int64_t iterations, int64_t lanes, float* sink) {
   const auto start = Clock::now();
 #pragma omp parallel num_threads(threads) reduction(+ : total)
   {
-    total += HWY_DYNAMIC_DISPATCH(runtime::RooflineFmaChains)(iterations);
+    total += runtime::fma_chains(iterations);
 #pragma omp single nowait
     team = omp_get_num_threads();  // fewer than asked under OMP_THREAD_LIMIT
   }
@@ -140,8 +148,7 @@ double triad_gbps(int threads, float* a, const float* b, const float* c, int64_t
   {
     const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t begin = n * t / team, end = n * (t + 1) / team;
-    HWY_DYNAMIC_DISPATCH(runtime::RooflineTriad)
-    (a + begin, b + begin, c + begin, 3.0f, end - begin);
+    runtime::triad(a + begin, b + begin, c + begin, 3.0f, end - begin);
   }
   const double s = seconds_since(start);
   return 12.0 * double(n) / s / 1e9;
@@ -266,7 +273,7 @@ Roofline measure_roofline(const RooflineOptions& options) {
 
   // FMA: double the iterations until one single-thread run takes the target time, then
   // use that count for every thread count (each thread does the same work).
-  const int64_t lanes = HWY_DYNAMIC_DISPATCH(runtime::RooflineFloatLanes)();
+  const int64_t lanes = runtime::float_lanes();
   const double target_s = options.quick ? 0.002 : 0.05;
   float sink = 0;
   int64_t iterations = 1024;

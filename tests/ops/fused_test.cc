@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu.h"
 #include "kernels/ref_test_util.h"
 #include "kernels/reference/fused_conv.h"
 #include "ops/epilogue.h"
@@ -234,6 +235,37 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
       }
     }
   }
+}
+
+// Threads split the fast kernels' work items (output blocks x rows); each output is
+// summed by one thread in the same order, so any thread count gives the same bits, for the
+// fast kernel and for the reference (chosen by the "algorithm" attribute); an unknown
+// algorithm name is a ModelError.
+TEST(FusedConvOp, ThreadsAndAlgorithmAttribute) {
+  const int64_t c = simd_float_lanes();
+  const Tensor x = random({2, 64, 13, 11}, 41);
+  const Tensor w = random({40, 64, 3, 3}, 42);
+  const Tensor b = random({40}, 43);
+  for (const char* algo : {"direct", "reference"}) {
+    SCOPED_TRACE(algo);
+    AttrMap attrs;
+    attrs.ints("pads", {1, 1, 1, 1})
+        .s("x_layout", "NCHWc")
+        .s("y_layout", "NCHWc")
+        .s("weight_layout", "packed")
+        .i("block", c)
+        .i("out_channels", 40)
+        .s("activation", "Relu")
+        .s("algorithm", algo);
+    const std::vector<Tensor> in = {to_nchwc(x, c, kNan), kernels::ref::pack_conv_weights(w, c), b};
+    const std::vector<float> one = run_fused("FusedConv", attrs, in, 1)[0].to_float_vector();
+    for (int threads : {2, 3}) {
+      EXPECT_EQ(run_fused("FusedConv", attrs, in, threads)[0].to_float_vector(), one) << threads;
+    }
+  }
+  AttrMap bad;
+  bad.s("algorithm", "winograd-9000").i("block", c);
+  EXPECT_THROW(run_fused("FusedConv", bad, {to_nchwc(x, c, 0), w}), ModelError);
 }
 
 TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
