@@ -133,7 +133,7 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   }
   for (int b = 0; b < B; ++b) {
     if (sp.last) {
-      for (int r = 0; r < R; ++r) StoreOutput(d, k.out, ob0 + b, pix0 + r, acc[b][r]);
+      StoreOutputs<R>(d, k.out, ob0 + b, pix0, acc[b]);
     } else {
       float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
       for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * c);
@@ -141,11 +141,11 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   }
 }
 
-// Tile<B, r> for a run-time r in [1, kMaxPixels<B>].
+// Tile<B, r> for a run-time r in [1, kMaxPixels<B>] (dense) or [1, min(kMaxPixels<B>, 6)].
 template <int B, bool kDense, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                       const Span& sp) {
-  if constexpr (R <= kMaxPixels<B>) {
+  if constexpr (R <= (kDense ? kMaxPixels<B> : std::min(kMaxPixels<B>, 6))) {
     if (r == R) return Tile<B, R, kDense>(k, ob0, g, oh, ow0, sp);
     TileN<B, kDense, R + 1>(r, k, ob0, g, oh, ow0, sp);
   }
@@ -191,7 +191,10 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
       for (; o + kR <= ib; o += kR) Tile<B, kR, true>(k, ob0, g, oh, o, sp);
       if (o < ib) TileN<B, true>(ib - o, k, ob0, g, oh, o, sp);
     } else {
-      for (; o + kR <= ib; o += kR) Tile<B, kR>(k, ob0, g, oh, o, sp);
+      // Run-time pixel offsets each take a register: at most 6 pixels, so that they and
+      // the loop's pointers fit in the 15 usable general registers without spilling.
+      constexpr int64_t kRs = kR < 6 ? kR : 6;
+      for (; o + kRs <= ib; o += kRs) Tile<B, kRs>(k, ob0, g, oh, o, sp);
       if (o < ib) TileN<B, false>(ib - o, k, ob0, g, oh, o, sp);
     }
     for (o = ib; o < o1; ++o) border(o);

@@ -16,6 +16,7 @@
 #define TERN_KERNELS_SIMD_EPILOGUE_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstdint>
 
 #include "hwy/highway.h"
@@ -108,6 +109,28 @@ HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix,
     v = ref::activate(e, v);
     if (e.residual && !e.residual_before_activation) v += o.z[off];
     o.y[off] = v;
+  }
+}
+
+/// Stores R finished accumulators of block `ob` for the consecutive output pixels
+/// pix0 .. pix0 + R - 1 through the epilogue, for any y layout. An NCHW y without a
+/// residual (the detection heads) is written row-wise: the vectors are activated in
+/// registers, transposed through a small buffer and each channel's R pixels stored
+/// together, instead of c scattered scalar stores per pixel.
+template <int R, class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreOutputs(D d, const OutputTarget& o, int64_t ob, int64_t pix0, V (&acc)[R]) {
+  const ref::Epilogue& e = *o.e;
+  if (o.y_block != 1 || e.residual || needs_scalar_activation(e)) {
+    for (int r = 0; r < R; ++r) StoreOutput(d, o, ob, pix0 + r, acc[r]);
+    return;
+  }
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  HWY_ALIGN float tile[R * hn::MaxLanes(d)];
+  for (int r = 0; r < R; ++r) hn::Store(ActivateVector(d, e, acc[r]), d, tile + r * c);
+  const int64_t n = std::min(c, o.channels - ob * c);
+  for (int64_t l = 0; l < n; ++l) {
+    float* row = o.y + (ob * c + l) * o.plane + pix0;
+    for (int r = 0; r < R; ++r) row[r] = tile[r * c + l];
   }
 }
 
