@@ -48,20 +48,29 @@ std::string cpuinfo_value(const std::vector<std::string>& keys) {
   return "";
 }
 
-// hwy::SupportedTargets() with the dispatch choice kept in step. Highway 1.0.3's
-// SupportedTargets() re-detects the CPU and resets the chosen target to the best one it
-// detects, ignoring DisableTargets (its callers are expected to Update afterwards); a
-// forced target would otherwise be lost at the next query.
-int64_t supported_targets() {
-  const int64_t targets = hwy::SupportedTargets();
-  hwy::GetChosenTarget().Update(targets);
-  return targets;
-}
+// Highway 1.0.3's hwy::SupportedTargets() re-detects the CPU and, as a side effect,
+// resets the dispatch choice to the best target it detects (ignoring DisableTargets) until
+// its caller updates it again. Calling it while kernels run on other threads could
+// therefore switch them to another vector width mid-plan. tern asks Highway once, under
+// a mutex, and from then on works from these cached masks; only force_simd_target
+// touches Highway's dispatch state.
+struct TargetState {
+  std::mutex mu;
+  int64_t detected = 0;  // compiled targets the CPU supports (nothing disabled)
+  int64_t enabled = 0;   // detected minus the targets disabled by forcing
+  std::string forced;    // the forced target's name, "" for none
+};
 
-// The target force_simd_target set ("" for none).
-std::string& forced_target() {
-  static std::string forced;
-  return forced;
+TargetState& target_state() {
+  static TargetState* state = [] {
+    auto* s = new TargetState;
+    hwy::DisableTargets(0);
+    s->detected = hwy::SupportedTargets() & HWY_TARGETS;
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    s->enabled = s->detected;
+    return s;
+  }();
+  return *state;
 }
 
 std::string upper(std::string_view s) {
@@ -70,42 +79,38 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-// Compiled targets the CPU supports, ignoring any forcing (the candidates to force).
-int64_t dispatchable_mask() {
-  // hwy::SupportedTargets() honours DisableTargets; undo the forcing to ask the CPU.
-  hwy::DisableTargets(0);
-  const int64_t mask = supported_targets() & HWY_TARGETS;
-  if (!forced_target().empty()) {
-    for (int64_t rest = mask; rest != 0; rest &= rest - 1) {
-      const int64_t bit = rest & -rest;
-      if (forced_target() == hwy::TargetName(bit)) hwy::DisableTargets(bit - 1);
-    }
-  }
-  supported_targets();
-  return mask;
+// The enabled targets (what dispatch chooses from), the environment variable applied.
+int64_t enabled_targets() {
+  apply_simd_target_env();
+  TargetState& st = target_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  return st.enabled;
 }
 
 }  // namespace
 
 void force_simd_target(std::string_view target) {
+  TargetState& st = target_state();
+  std::lock_guard<std::mutex> lock(st.mu);
   const std::string want = upper(target);
-  forced_target().clear();
-  const int64_t mask = dispatchable_mask();
-  if (want.empty()) return;
-  for (int64_t rest = mask; rest != 0; rest &= rest - 1) {
+  int64_t chosen = 0;
+  for (int64_t rest = st.detected; rest != 0 && !want.empty(); rest &= rest - 1) {
     const int64_t bit = rest & -rest;
-    if (want == hwy::TargetName(bit)) {
-      forced_target() = want;
-      // Targets better than `bit` have lower bits in Highway's order.
-      hwy::DisableTargets(bit - 1);
-      supported_targets();  // re-choose: the next HWY_DYNAMIC_DISPATCH calls `bit`'s code
-      return;
-    }
+    if (want == hwy::TargetName(bit)) chosen = bit;
   }
-  TERN_THROW(InvalidArgument,
+  // Validate before changing anything: a bad name leaves the current choice in place.
+  TERN_CHECK(want.empty() || chosen != 0, InvalidArgument,
              "SIMD target '{}' is not one this build can dispatch to on this CPU; expected one "
              "of: {} (set with {} or force_simd_target)",
-             target, fmt::join(target_names(mask), ", "), kSimdTargetEnv);
+             target, fmt::join(target_names(st.detected), ", "), kSimdTargetEnv);
+  // Targets better than `chosen` have lower bits in Highway's order.
+  const int64_t disabled = chosen != 0 ? chosen - 1 : 0;
+  hwy::DisableTargets(disabled);
+  st.enabled = st.detected & ~disabled;
+  st.forced = chosen != 0 ? want : "";
+  // Re-choose now (SupportedTargets() then Update, as Highway's own dispatch does), so
+  // the next HWY_DYNAMIC_DISPATCH calls the enabled target's code.
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
 }
 
 void apply_simd_target_env() {
@@ -118,19 +123,23 @@ void apply_simd_target_env() {
 
 std::vector<std::string> dispatchable_simd_targets() {
   apply_simd_target_env();
-  return target_names(dispatchable_mask());
+  TargetState& st = target_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  return target_names(st.detected);
 }
 
 CpuInfo cpu_info() {
-  apply_simd_target_env();
   CpuInfo info;
   info.model = cpuinfo_value({"model name", "Hardware", "CPU part"});
-  const int64_t supported = supported_targets();
-  info.supported_targets = target_names(supported);
+  const int64_t usable = enabled_targets();
+  info.supported_targets = target_names(usable);
   info.compiled_targets = target_names(HWY_TARGETS);
-  const int64_t usable = supported & HWY_TARGETS;
   info.best_target = usable != 0 ? hwy::TargetName(usable & -usable) : "none";
-  info.forced_target = forced_target();
+  {
+    TargetState& st = target_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    info.forced_target = st.forced;
+  }
   const unsigned hw = std::thread::hardware_concurrency();
   info.num_cores = hw > 0 ? static_cast<int>(hw) : std::max(1, omp_get_num_procs());
   // What a Session with SessionOptions::num_threads = 0 uses (src/runtime/session.cc):
@@ -140,10 +149,11 @@ CpuInfo cpu_info() {
 }
 
 int simd_float_lanes() {
-  apply_simd_target_env();
 #if HWY_ARCH_X86
-  const int64_t usable = supported_targets() & HWY_TARGETS;
+  const int64_t usable = enabled_targets();
   const int64_t best = usable & -usable;
+#else
+  enabled_targets();  // applies the environment variable (and checks it)
 #endif
   // 512-bit targets (AVX3 and its successors sit at lower bits than AVX2 in Highway's
   // target order, better targets first), 256-bit AVX2, and 128-bit for the rest (SSE4,

@@ -12,8 +12,8 @@ namespace tern {
 struct CpuInfo {
   /// "model name" (x86) or "CPU part"/"Hardware" (Arm) from /proc/cpuinfo; "" if unknown.
   std::string model;
-  /// Highway targets this CPU supports, best first ("AVX3", "AVX2", "SSE4", ...,
-  /// "EMU128"). Honours hwy::DisableTargets().
+  /// Highway targets this CPU supports that tern is compiled for and may dispatch to,
+  /// best first ("AVX3", "AVX2", "SSE4", ...): without those a forced target disables.
   std::vector<std::string> supported_targets;
   /// Highway targets tern's kernels are compiled for (HWY_TARGETS), best first.
   std::vector<std::string> compiled_targets;
@@ -43,14 +43,17 @@ inline constexpr const char* kSimdTargetEnv = "TERN_SIMD_TARGET";
 /// CpuInfo::compiled_targets, such as "AVX2", "SSE4" or "NEON", case-insensitive): every
 /// better target is disabled, so HWY_DYNAMIC_DISPATCH calls `target`'s code. "" restores
 /// the default (the best supported target). Plans compiled afterwards use the forced
-/// target's vector width as their NCHWc block (simd_float_lanes). Not thread-safe: call it
-/// while no Session runs. Throws InvalidArgument when `target` is not a compiled target
-/// this CPU supports (the message lists those).
+/// target's vector width as their NCHWc block (simd_float_lanes); plans compiled before
+/// run their convolutions on the reference kernel (their block no longer matches). Call
+/// it while no Session runs (kernels running meanwhile may see the switch mid-layer).
+/// Throws InvalidArgument, changing nothing, when `target` is not a compiled target this
+/// CPU supports (the message lists those).
 void force_simd_target(std::string_view target);
 
 /// Applies $TERN_SIMD_TARGET (kSimdTargetEnv) once per process; later calls do nothing.
-/// Every kernel entry point and simd_float_lanes() call it, so the variable holds before
-/// the first dispatch. Throws InvalidArgument for an unknown or unsupported target.
+/// cpu_info(), simd_float_lanes() (which every plan compile calls) and the kernels'
+/// *_supported() checks call it, so the variable holds before the first kernel runs.
+/// Throws InvalidArgument for an unknown or unsupported target.
 void apply_simd_target_env();
 
 /// Highway targets that are compiled into tern and supported by this CPU, best first:

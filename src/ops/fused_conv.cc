@@ -38,7 +38,8 @@ ConvAlgorithm choose_algorithm(const kernels::ref::FusedConvParams& p) {
   if (kernels::direct_conv_supported(p)) {
     if (p.x_block == 1) return ConvAlgorithm::kDirectFirst;
     const bool one = c.kernel.h == 1 && c.kernel.w == 1 && c.stride.h == 1 && c.stride.w == 1 &&
-                     c.pad_begin.h == 0 && c.pad_begin.w == 0;
+                     c.pad_begin.h == 0 && c.pad_begin.w == 0 && c.out.h == c.in.h &&
+                     c.out.w == c.in.w;
     return one ? ConvAlgorithm::kPointwise : ConvAlgorithm::kDirect;
   }
   return ConvAlgorithm::kReference;

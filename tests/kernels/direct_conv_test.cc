@@ -2,7 +2,8 @@
 // convolution, on every SIMD target this machine can dispatch to: H and W over 1..33,
 // pads 0..2, strides 1 and 2, dilation 2, kernel sizes 1, 3, 5 and 7, channel counts that
 // are not multiples of the block, groups, NCHW input (the first layer), NCHW output (the
-// heads), every activation, residual before/after the activation, with and without bias.
+// heads, also with a residual), asymmetric padding, rows long enough to split into
+// segments, every activation, residual before/after the activation, with and without bias.
 #include "kernels/direct/direct_conv.h"
 
 #include <gtest/gtest.h>
@@ -23,30 +24,20 @@ constexpr Activation kActivations[] = {
     Activation::kHardSwish, Activation::kHardSigmoid, Activation::kSigmoid, Activation::kSilu};
 
 void run_direct(const NchwcConvCase& t, int64_t c, uint32_t seed) {
-  kernels::ref::FusedConvParams p;
-  p.conv.in_channels = t.c_in;
-  p.conv.out_channels = t.c_out;
-  p.conv.groups = t.groups;
-  p.conv.in = {1, t.h, t.w};
-  p.conv.kernel = {1, t.k, t.k};
-  p.conv.stride = {1, t.stride, t.stride};
-  p.conv.dilation = {1, t.dilation, t.dilation};
-  p.conv.pad_begin = {0, t.pad, t.pad};
-  const int64_t ext = t.dilation * (t.k - 1) + 1;
-  p.conv.out = {1, (t.h + 2 * t.pad - ext) / t.stride + 1, (t.w + 2 * t.pad - ext) / t.stride + 1};
-  p.x_block = t.x_block ? 1 : c;
-  p.y_block = t.y_block ? 1 : c;
-  p.w_block = c;
+  const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
   ASSERT_TRUE(kernels::direct_conv_supported(p)) << t.str();
   test::check_nchwc_conv(t, c, kernels::direct_conv_work_items(p), kernels::f32_direct_conv, seed);
 }
+
+// The scalar baseline (1 lane, while its NCHWc block is 4) has no fast kernel.
+bool has_fast_kernels(const std::string& target) { return target != "SCALAR"; }
 
 // The sweep: every H in 1..33 with each pad and stride; W, the kernel, the channels, the
 // layouts and the epilogue vary with the case index so that every combination class
 // appears on each target.
 TEST(DirectConv, MatchesReferenceOverSweep) {
   test::for_each_simd_target([](const std::string& target, int c) {
-    if (target == "SCALAR" || target == "EMU128") return;  // the reference runs there
+    if (!has_fast_kernels(target)) return;  // the reference runs there
     int i = 0;
     for (int64_t h = 1; h <= 33; ++h) {
       for (int64_t pad = 0; pad <= 2; ++pad) {
@@ -54,20 +45,20 @@ TEST(DirectConv, MatchesReferenceOverSweep) {
           NchwcConvCase t;
           t.h = h;
           t.w = 1 + (h * 13 + pad * 5 + stride * 3) % 33;
-          t.k = std::array<int64_t, 5>{3, 1, 3, 5, 3}[i % 5];
+          t.k = std::array<int64_t, 6>{3, 1, 3, 5, 3, 7}[i % 6];
           t.dilation = i % 7 == 3 ? 2 : 1;
           t.stride = stride;
           t.pad = pad;
-          const int64_t ext = t.dilation * (t.k - 1) + 1;
-          if (t.h + 2 * pad < ext || t.w + 2 * pad < ext) t.k = 1, t.dilation = 1;
+          if (i % 10 == 7) t.pad_end = pad + 1;  // asymmetric: ONNX pads [p, p, p+1, p+1]
+          if (!t.fits()) t.k = 1, t.dilation = 1;
           t.x_block = i % 4 == 0;  // the first layer's NCHW input
-          t.y_block = i % 6 == 5;  // a head's NCHW output
+          t.y_block = i % 6 == 4;  // a head's NCHW output
           t.c_in = t.x_block ? 3 + i % 2 : std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
           t.c_out = std::array<int64_t, 5>{7, c, 3 * c + 1, 5 * c - 2, 2}[i % 5];
-          if (i % 9 == 2 && !t.x_block) {  // groups whose output channels fill blocks
-            t.groups = 2;
-            t.c_in = 2 * (1 + i % 3);
-            t.c_out = 2 * c;
+          if (i % 9 == 2) {  // groups whose output channels fill blocks (x NCHW or NCHWc)
+            t.groups = 2 + i % 2;
+            t.c_in = t.groups * std::array<int64_t, 3>{3, c + 1, 2 * c + 5}[i % 3];
+            t.c_out = t.groups * c * (1 + i % 2);
           }
           t.activation = kActivations[i % 8];
           t.residual = i % 3 == 1;
@@ -84,14 +75,15 @@ TEST(DirectConv, MatchesReferenceOverSweep) {
 // reduced spatial size: many channels, every tile width, the tails of a row.
 TEST(DirectConv, MatchesReferenceOnModelShapes) {
   test::for_each_simd_target([](const std::string& target, int c) {
-    if (target == "SCALAR" || target == "EMU128") return;  // the reference runs there
+    if (!has_fast_kernels(target)) return;  // the reference runs there
     struct Shape {
       int64_t c_in, c_out, h, w, k, stride, pad, x_plain;
     };
-    const Shape shapes[] = {{3, 8, 31, 29, 3, 2, 1, 1},   {3, 32, 17, 23, 3, 1, 1, 1},
-                            {64, 64, 13, 11, 3, 1, 1, 0}, {32, 64, 9, 27, 1, 1, 0, 0},
-                            {128, 256, 5, 7, 1, 1, 0, 0}, {16, 24, 21, 19, 3, 2, 1, 0},
-                            {64, 128, 10, 10, 3, 1, 1, 0}};
+    const Shape shapes[] = {{3, 8, 31, 29, 3, 2, 1, 1},    {3, 32, 17, 23, 3, 1, 1, 1},
+                            {64, 64, 13, 11, 3, 1, 1, 0},  {32, 64, 9, 27, 1, 1, 0, 0},
+                            {128, 256, 5, 7, 1, 1, 0, 0},  {16, 24, 21, 19, 3, 2, 1, 0},
+                            {64, 128, 10, 10, 3, 1, 1, 0}, {24, 40, 3, 200, 3, 1, 1, 0},
+                            {48, 24, 2, 211, 1, 1, 0, 0},  {3, 16, 5, 230, 3, 2, 1, 1}};
     int i = 0;
     for (const Shape& s : shapes) {
       NchwcConvCase t;
@@ -105,7 +97,11 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
       t.x_block = s.x_plain;
       t.activation = Activation::kRelu;
       t.residual = i % 2 == 1;
-      run_direct(t, c, 500 + i++);
+      run_direct(t, c, 500 + i);
+      t.y_block = 1;  // the same layer writing NCHW (a detection head)
+      t.residual = i % 3 == 1;
+      run_direct(t, c, 600 + i);
+      ++i;
     }
   });
 }
@@ -119,7 +115,7 @@ TEST(DirectConv, SupportRules) {
     p.x_block = p.y_block = p.w_block = c;
     // Every target but the scalar baseline (1 lane, while its NCHWc block is 4) has a
     // fast kernel.
-    const bool fast = target != "SCALAR" && target != "EMU128";
+    const bool fast = has_fast_kernels(target);
     EXPECT_EQ(kernels::direct_conv_supported(p), fast);
     p.w_block = c * 2;  // weights packed for another vector width
     EXPECT_FALSE(kernels::direct_conv_supported(p));
@@ -130,6 +126,27 @@ TEST(DirectConv, SupportRules) {
     p.conv.groups = 1;
     p.conv.kernel = {3, 3, 3};  // 3-D
     EXPECT_FALSE(kernels::direct_conv_supported(p));
+  });
+}
+
+// A 1x1 convolution with trailing padding ("pads": [0, 0, 1, 1]) has a larger output than
+// input: it must not be computed as a flattened pointwise image (the pixel i of the
+// output is not the pixel i of the input), and the op must not call it pointwise.
+TEST(DirectConv, OneByOneWithTrailingPadding) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    NchwcConvCase t;
+    t.c_in = 2 * c + 1;
+    t.c_out = c + 3;
+    t.h = 5;
+    t.w = 7;
+    t.k = 1;
+    t.pad = 0;
+    t.pad_end = 1;
+    run_direct(t, c, 900);
+    t.pad = 1;
+    t.pad_end = 0;
+    run_direct(t, c, 901);
   });
 }
 

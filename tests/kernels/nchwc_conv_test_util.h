@@ -24,10 +24,22 @@ namespace tern::test {
 struct NchwcConvCase {
   int64_t c_in = 1, c_out = 1, groups = 1;
   int64_t h = 1, w = 1, k = 3, stride = 1, pad = 0, dilation = 1;
+  int64_t pad_end = -1;  ///< trailing padding (both dims); -1: the same as pad
   int64_t x_block = 0, y_block = 0;
   kernels::ref::Activation activation = kernels::ref::Activation::kNone;
   bool residual = false, residual_before = false;
   bool bias = true;
+
+  int64_t end_pad() const { return pad_end < 0 ? pad : pad_end; }
+  /// Output extent along H or W for input extent `in`.
+  int64_t out_extent(int64_t in) const {
+    return (in + pad + end_pad() - dilation * (k - 1) - 1) / stride + 1;
+  }
+  /// Whether the window fits in the padded input along both dims.
+  bool fits() const {
+    const int64_t window = dilation * (k - 1) + 1;
+    return h + pad + end_pad() >= window && w + pad + end_pad() >= window;
+  }
 
   std::string str() const {
     std::ostringstream s;
@@ -38,6 +50,24 @@ struct NchwcConvCase {
     return s.str();
   }
 };
+
+/// The kernel parameters of case `t` with block c (x_block/y_block 1 or c, packed weights).
+inline kernels::ref::FusedConvParams nchwc_conv_params(const NchwcConvCase& t, int64_t c) {
+  kernels::ref::FusedConvParams p;
+  p.conv.in_channels = t.c_in;
+  p.conv.out_channels = t.c_out;
+  p.conv.groups = t.groups;
+  p.conv.in = {1, t.h, t.w};
+  p.conv.kernel = {1, t.k, t.k};
+  p.conv.stride = {1, t.stride, t.stride};
+  p.conv.dilation = {1, t.dilation, t.dilation};
+  p.conv.pad_begin = {0, t.pad, t.pad};
+  p.conv.out = {1, t.out_extent(t.h), t.out_extent(t.w)};
+  p.x_block = t.x_block ? 1 : c;
+  p.y_block = t.y_block ? 1 : c;
+  p.w_block = c;
+  return p;
+}
 
 /// Kernel under test: computes work items [begin, end) of one image.
 using NchwcConvKernel =
@@ -63,19 +93,10 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   SCOPED_TRACE(t.str());
   using kernels::ref::FusedConvParams;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  FusedConvParams p;
-  p.conv.in_channels = t.c_in;
-  p.conv.out_channels = t.c_out;
-  p.conv.groups = t.groups;
-  p.conv.in = {1, t.h, t.w};
-  p.conv.kernel = {1, t.k, t.k};
-  p.conv.stride = {1, t.stride, t.stride};
-  p.conv.dilation = {1, t.dilation, t.dilation};
-  p.conv.pad_begin = {0, t.pad, t.pad};
-  const int64_t ext = t.dilation * (t.k - 1) + 1;
-  p.conv.out = {1, (t.h + 2 * t.pad - ext) / t.stride + 1, (t.w + 2 * t.pad - ext) / t.stride + 1};
-  ASSERT_GE(p.conv.out.h, 1);
-  ASSERT_GE(p.conv.out.w, 1);
+  ASSERT_TRUE(t.fits());
+  // The oracle runs on plain layouts.
+  FusedConvParams p = nchwc_conv_params(t, c);
+  p.x_block = p.y_block = p.w_block = 1;
   p.epilogue.activation = t.activation;
   p.epilogue.alpha = t.activation == kernels::ref::Activation::kClip ? -0.25f : 0.1f;
   p.epilogue.beta = t.activation == kernels::ref::Activation::kClip ? 0.75f : 0.5f;
@@ -106,10 +127,8 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   }
 
   // The kernel's layouts: NCHWc with NaN in the padded lanes, packed weights.
-  FusedConvParams q = p;
-  q.x_block = t.x_block ? 1 : c;
-  q.y_block = t.y_block ? 1 : c;
-  q.w_block = c;
+  FusedConvParams q = nchwc_conv_params(t, c);
+  q.epilogue = p.epilogue;
   const std::vector<float> xk = q.x_block == 1 ? x : to_blocked(x, t.c_in, in_plane, c, nan);
   const std::vector<float> zk = q.y_block == 1 ? z : to_blocked(z, t.c_out, out_plane, c, nan);
   const Tensor wt = Tensor::from_vector(w, {t.c_out, cg, t.k, t.k});

@@ -16,13 +16,16 @@ namespace tern::test {
 /// target that was forced before (by TERN_SIMD_TARGET or nothing).
 template <class F>
 void for_each_simd_target(F&& fn) {
-  const std::string before = cpu_info().forced_target;
+  // Restores the previous choice however the loop ends (a failed ASSERT returns early).
+  struct Restore {
+    std::string before = cpu_info().forced_target;
+    ~Restore() { force_simd_target(before); }
+  } restore;
   for (const std::string& target : dispatchable_simd_targets()) {
     SCOPED_TRACE("SIMD target " + target);
     force_simd_target(target);
     fn(target, simd_float_lanes());
   }
-  force_simd_target(before);
 }
 
 }  // namespace tern::test

@@ -22,6 +22,8 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
+static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
+
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 constexpr int kMaxPixels = 8;
 #else

@@ -15,8 +15,8 @@ namespace tern::kernels {
 /// whose block is that target's vector width, y NCHWc with that block or NCHW.
 bool depthwise_conv_supported(const ref::FusedConvParams& p);
 
-/// Work items of one image: (channel block, output row, row segment) triples, chunk
-/// major; f32_depthwise_conv computes any sub-range, so callers split [0, items) across
+/// Work items of one image: (channel block, output row, row segment) triples, channel
+/// block major; f32_depthwise_conv computes any sub-range, so callers split [0, items) across
 /// threads.
 int64_t depthwise_conv_work_items(const ref::FusedConvParams& p);
 

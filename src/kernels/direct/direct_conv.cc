@@ -27,6 +27,10 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The tiles hold arrays of vectors and use MaxLanes as the vector width: fixed-width
+// targets only (CMake disables SVE).
+static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
+
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 constexpr int kMaxBlocks = 3;
 template <int B>
@@ -242,7 +246,9 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   k.pw = cp.pad_begin.w;
   // A 1x1 convolution with stride 1 and no padding (pointwise) maps output pixel i to
   // input pixel i: the image is one row of H * W pixels, so tiles run across row ends.
-  if (k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0) {
+  // (The output must also have the input's extent: trailing padding would add pixels.)
+  if (k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0 && k.oh == k.h &&
+      k.ow == k.wd) {
     k.wd = k.h * k.wd;
     k.h = 1;
     k.ow = k.oh * k.ow;
@@ -275,6 +281,9 @@ int64_t DirectWorkItems(const ref::FusedConvParams& p) {
 
 void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
                 const float* z, float* y, int64_t begin, int64_t end) {
+  // The caller checked direct_conv_supported on this target; a plan whose block is not
+  // this target's vector width would read and write past its buffers.
+  HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
   const Direct k = resolve(p, x, w, bias, z, y);
   // Items are chunk-major, so consecutive items (one thread's share) reuse the chunk's
   // weights from cache.

@@ -18,8 +18,8 @@ namespace tern::kernels {
 /// (so each output block reads one group's input channels).
 bool direct_conv_supported(const ref::FusedConvParams& p);
 
-/// Work items of one image: (chunk of up to 4 output-channel blocks, output row, row
-/// segment) triples, chunk major;
+/// Work items of one image: (chunk of up to 4 output-channel blocks (3 on AVX2 and SSE4),
+/// output row, row segment) triples, chunk major;
 /// f32_direct_conv computes any sub-range, so callers split [0, items) across threads.
 int64_t direct_conv_work_items(const ref::FusedConvParams& p);
 
@@ -28,10 +28,11 @@ int64_t direct_conv_work_items(const ref::FusedConvParams& p);
 /// [ceil(M/c), C/g, kH, kW, c]; bias [M] or nullptr; z and y [ceil(M/c), oH, oW, c] or
 /// [M, oH, oW]; padded output lanes written 0, padded input lanes never read).
 /// Nine-patch: the taps of a row that fall in the top or bottom padding are skipped for
-/// the whole row; the interior columns run a register tile of B output blocks x R pixels
-/// (accumulators initialised with the bias, the epilogue applied in registers, one store
-/// per output vector); the left and right border pixels run the same code one pixel at a
-/// time with the taps on the padding skipped. Requires direct_conv_supported(p).
+/// the whole row; the interior columns run a register tile of B output blocks x R pixels;
+/// the left and right border pixels run the same code one pixel at a time with the taps
+/// on the padding skipped. Input channels go in L1-sized passes: the first starts the
+/// accumulators from the bias, later ones from the partial sums stored in y, and the last
+/// applies the epilogue in registers before its store. Requires direct_conv_supported(p).
 void f32_direct_conv(const ref::FusedConvParams& p, const float* x, const float* w,
                      const float* bias, const float* z, float* y, int64_t begin, int64_t end);
 

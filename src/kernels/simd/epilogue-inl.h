@@ -72,9 +72,20 @@ HWY_INLINE V ActivateVector(D d, const ref::Epilogue& e, V v) {
   }
 }
 
-/// Whether the activation goes through the scalar reference (transcendental ones).
+/// Whether the activation goes through the scalar reference: every one ActivateVector
+/// does not implement (Sigmoid and SiLU today, and any activation added later).
 inline bool needs_scalar_activation(const ref::Epilogue& e) {
-  return e.activation == ref::Activation::kSigmoid || e.activation == ref::Activation::kSilu;
+  switch (e.activation) {
+    case ref::Activation::kNone:
+    case ref::Activation::kRelu:
+    case ref::Activation::kClip:
+    case ref::Activation::kLeakyRelu:
+    case ref::Activation::kHardSigmoid:
+    case ref::Activation::kHardSwish:
+      return false;
+    default:
+      return true;
+  }
 }
 
 /// Stores the finished accumulator `acc` (bias already included) of output channel block
