@@ -14,6 +14,7 @@
 #include "hwy/highway.h"
 #include "kernels/depthwise/depthwise_conv.h"
 #include "kernels/reference/spatial.h"
+#include "kernels/simd/conv_window.h"
 #include "kernels/simd/epilogue-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -31,14 +32,12 @@ constexpr int kMaxPixels = 12;
 #endif
 constexpr int64_t kSegment = 8 * kMaxPixels;
 
-struct Depthwise {
+struct Depthwise : ConvWindow {
   const float* x;
   const float* w;
   const float* bias;
   OutputTarget out;
   int64_t c;
-  int64_t h, wd, oh, ow;
-  int64_t kh, kw, sh, sw, dh, dw, ph, pw;
   int64_t segments;
 };
 
@@ -106,28 +105,12 @@ Depthwise resolve(const ref::FusedConvParams& p, const float* x, const float* w,
                   const float* z, float* y) {
   const ref::ConvParams& cp = p.conv;
   Depthwise k;
+  static_cast<ConvWindow&>(k) = conv_window(cp);
   k.x = x;
   k.w = w;
   k.bias = bias;
-  k.out.e = &p.epilogue;
-  k.out.y = y;
-  k.out.z = z;
-  k.out.y_block = p.y_block;
-  k.out.plane = cp.out.h * cp.out.w;
-  k.out.channels = cp.out_channels;
+  k.out = output_target(p, z, y);
   k.c = p.w_block;
-  k.h = cp.in.h;
-  k.wd = cp.in.w;
-  k.oh = cp.out.h;
-  k.ow = cp.out.w;
-  k.kh = cp.kernel.h;
-  k.kw = cp.kernel.w;
-  k.sh = cp.stride.h;
-  k.sw = cp.stride.w;
-  k.dh = cp.dilation.h;
-  k.dw = cp.dilation.w;
-  k.ph = cp.pad_begin.h;
-  k.pw = cp.pad_begin.w;
   k.segments = (k.ow + kSegment - 1) / kSegment;
   return k;
 }

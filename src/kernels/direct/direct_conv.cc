@@ -19,6 +19,7 @@
 #include "hwy/highway.h"
 #include "kernels/direct/direct_conv.h"
 #include "kernels/reference/spatial.h"
+#include "kernels/simd/conv_window.h"
 #include "kernels/simd/epilogue-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -51,7 +52,7 @@ constexpr int kMaxPixels = B == 1   ? 12
 constexpr int64_t kSegment = 8 * kMaxPixels<1>;
 
 // One convolution, one image, resolved for the tiles.
-struct Direct {
+struct Direct : ConvWindow {
   const float* x;
   const float* w;
   const float* bias;
@@ -60,9 +61,7 @@ struct Direct {
   int64_t cg;            // input channels per group
   int64_t group_blocks;  // output blocks per group
   int64_t chunks_per_group;
-  int64_t segments;       // pieces of an output row, one work item each
-  int64_t h, wd, oh, ow;  // input and output extents
-  int64_t kh, kw, sh, sw, dh, dw, ph, pw;
+  int64_t segments;     // pieces of an output row, one work item each
   int64_t xb;           // x block: 1 (NCHW) or c
   int64_t x_cb_stride;  // floats between x's channel blocks (channel planes when xb = 1)
   int64_t w_ob_stride;  // floats between the packed weights of two output blocks
@@ -218,32 +217,16 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
                const float* z, float* y) {
   const ref::ConvParams& cp = p.conv;
   Direct k;
+  static_cast<ConvWindow&>(k) = conv_window(cp);
   k.x = x;
   k.w = w;
   k.bias = bias;
-  k.out.e = &p.epilogue;
-  k.out.y = y;
-  k.out.z = z;
-  k.out.y_block = p.y_block;
-  k.out.plane = cp.out.h * cp.out.w;
-  k.out.channels = cp.out_channels;
+  k.out = output_target(p, z, y);
   k.c = p.w_block;
   k.cg = cp.in_channels / cp.groups;
   const int64_t blocks = (cp.out_channels + k.c - 1) / k.c;
   k.group_blocks = cp.groups == 1 ? blocks : cp.out_channels / cp.groups / k.c;
   k.chunks_per_group = (k.group_blocks + kMaxBlocks - 1) / kMaxBlocks;
-  k.h = cp.in.h;
-  k.wd = cp.in.w;
-  k.oh = cp.out.h;
-  k.ow = cp.out.w;
-  k.kh = cp.kernel.h;
-  k.kw = cp.kernel.w;
-  k.sh = cp.stride.h;
-  k.sw = cp.stride.w;
-  k.dh = cp.dilation.h;
-  k.dw = cp.dilation.w;
-  k.ph = cp.pad_begin.h;
-  k.pw = cp.pad_begin.w;
   // A 1x1 convolution with stride 1 and no padding (pointwise) maps output pixel i to
   // input pixel i: the image is one row of H * W pixels, so tiles run across row ends.
   // (The output must also have the input's extent: trailing padding would add pixels.)

@@ -21,6 +21,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/reference/epilogue.h"
+#include "kernels/reference/fused_conv.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tern::kernels::HWY_NAMESPACE {
@@ -38,6 +39,18 @@ struct OutputTarget {
   int64_t plane = 0;
   int64_t channels = 0;  ///< M: lanes of channels >= M are written as 0 (NCHWc) or skipped
 };
+
+/// The output of one image of fused conv `p`: y and the residual z in p.y_block's layout.
+inline OutputTarget output_target(const ref::FusedConvParams& p, const float* z, float* y) {
+  OutputTarget o;
+  o.e = &p.epilogue;
+  o.y = y;
+  o.z = z;
+  o.y_block = p.y_block;
+  o.plane = p.conv.out.h * p.conv.out.w;
+  o.channels = p.conv.out_channels;
+  return o;
+}
 
 /// The activation of `e` on a vector, for the activations with a pure compare/arith form
 /// (every one but Sigmoid and SiLU; see needs_scalar_activation). Each expression is the
