@@ -1,8 +1,9 @@
 // FusedConv (internal, domain "tern"): Conv + epilogue (bias, residual Add, activation),
 // reading and writing NCHW or NCHWc, with ONNX or packed weights. Created by the passes
 // fuse-epilogue, assign-layout and pack-weights, never by a model file.
-// Kernels: kernels/direct (first layer, pointwise, general k x k), kernels/depthwise, and
-// kernels/reference/fused_conv.h for everything they do not cover.
+// Kernels: kernels/direct (first layer, pointwise, general k x k), kernels/depthwise,
+// kernels/winograd (3x3 stride 1, with weights the select-algorithm pass transformed), and
+// kernels/reference (fused_conv.h, winograd.h) for everything they do not cover.
 #include "kernels/reference/fused_conv.h"
 
 #include <omp.h>
@@ -12,6 +13,8 @@
 
 #include "kernels/depthwise/depthwise_conv.h"
 #include "kernels/direct/direct_conv.h"
+#include "kernels/reference/winograd.h"
+#include "kernels/winograd/winograd_conv.h"
 #include "ops/conv.h"
 #include "ops/epilogue.h"
 #include "ops/op_args.h"
@@ -22,16 +25,19 @@ namespace tern::ops {
 namespace {
 
 // The kernels FusedConv can run, by the name the "algorithm" attribute uses.
-enum class ConvAlgorithm { kReference, kDirectFirst, kPointwise, kDepthwise, kDirect };
+enum class ConvAlgorithm { kReference, kDirectFirst, kPointwise, kDepthwise, kDirect, kWinograd };
 
-constexpr const char* kAlgorithmNames[] = {"reference", "direct-first", "pointwise", "depthwise",
-                                           "direct"};
+constexpr const char* kAlgorithmNames[] = {"reference", "direct-first", "pointwise",
+                                           "depthwise", "direct",       "winograd"};
+constexpr int kAlgorithms = 6;
 
 const char* algorithm_name(ConvAlgorithm a) { return kAlgorithmNames[static_cast<int>(a)]; }
 
-// The heuristic: the most specific fast kernel that covers `p` on the SIMD target
-// dispatch picks now; the reference kernel when none does (plain layouts, 3-D, grouped
-// convs whose groups split a channel block, a target whose vectors are not p's block).
+// The heuristic for OIHW or packed weights: the most specific fast kernel that covers `p`
+// on the SIMD target dispatch picks now; the reference kernel when none does (plain
+// layouts, 3-D, grouped convs whose groups split a channel block, a target whose vectors
+// are not p's block). Winograd needs transformed weights, so it is never chosen here (see
+// FusedConvOp::algorithm).
 ConvAlgorithm choose_algorithm(const kernels::ref::FusedConvParams& p) {
   const kernels::ref::ConvParams& c = p.conv;
   if (kernels::depthwise_conv_supported(p)) return ConvAlgorithm::kDepthwise;
@@ -53,6 +59,8 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
       return true;
     case ConvAlgorithm::kDepthwise:
       return kernels::depthwise_conv_supported(p);
+    case ConvAlgorithm::kWinograd:
+      return false;  // needs winograd weights, which resolve_algorithm handles first
     default:
       return kernels::direct_conv_supported(p);
   }
@@ -65,14 +73,20 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 ///   x_layout, y_layout  "NCHW" (default) or "NCHWc": [N, ceil(C/c), H, W, c], channel ch
 ///                       at [n, ch / c, h, w, ch % c]; the padded lanes of X are ignored,
 ///                       those of Y written as 0;
-///   weight_layout       "OIHW" (default, ONNX [M, C/group, kH, kW]) or "packed"
-///                       ([ceil(M/c), C/group, kH, kW, c], kernels::ref::pack_conv_weights);
+///   weight_layout       "OIHW" (default, ONNX [M, C/group, kH, kW]), "packed"
+///                       ([ceil(M/c), C/group, kH, kW, c], kernels::ref::pack_conv_weights)
+///                       or "winograd" ([36, ceil(M/c), C, c],
+///                       kernels::ref::winograd_transform_weights; 3x3, stride 1,
+///                       dilation 1, one group only);
 ///   block               c, required when a layout is NCHWc or the weights are packed;
 ///   out_channels        M, required with packed weights (the padding hides it);
 ///   algorithm           the kernel: "reference", "direct-first", "pointwise",
-///                       "depthwise" or "direct" (set by the select-algorithm pass); when
-///                       absent, or when that kernel cannot compute these shapes on the
-///                       SIMD target in use, the op chooses (choose_algorithm).
+///                       "depthwise", "direct" or "winograd" (set by the select-algorithm
+///                       pass); when absent, or when that kernel cannot compute these
+///                       shapes on the SIMD target in use, the op chooses
+///                       (choose_algorithm). Winograd weights always run winograd: the
+///                       SIMD kernel, or its reference twin on a target whose vectors
+///                       are not the weights' block.
 /// Plain layouts accept 1-D to 3-D convolutions like Conv; NCHWc and packed weights need a
 /// 2-D one. Errors: ModelError for bad attributes, ShapeError for shapes that do not fit
 /// (naming the physical and logical shapes), UnsupportedOpError for non-float32 inputs.
@@ -85,11 +99,14 @@ class FusedConvOp final : public Op {
         epilogue_(parse_epilogue(a)),
         x_blocked_(a.get_enum("x_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
         y_blocked_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
-        w_packed_(a.get_enum("weight_layout", "OIHW", {"OIHW", "packed"}) == "packed"),
+        w_layout_(a.get_enum("weight_layout", "OIHW", {"OIHW", "packed", "winograd"})),
+        w_packed_(w_layout_ != "OIHW"),
+        w_winograd_(w_layout_ == "winograd"),
         out_channels_(a.get_int("out_channels", -1)) {
-    const std::string algo = a.get_enum(
-        "algorithm", "", {"", "reference", "direct-first", "pointwise", "depthwise", "direct"});
-    for (int i = 0; i < 5; ++i) {
+    const std::string algo =
+        a.get_enum("algorithm", "",
+                   {"", "reference", "direct-first", "pointwise", "depthwise", "direct", "winograd"});
+    for (int i = 0; i < kAlgorithms; ++i) {
       if (algo == kAlgorithmNames[i]) algorithm_ = static_cast<ConvAlgorithm>(i);
     }
     TERN_CHECK(group_ >= 1, ModelError, "{}: attribute 'group' must be >= 1, but got {}", where(),
@@ -137,6 +154,20 @@ class FusedConvOp final : public Op {
     const float* zd = z.defined() ? z.data<float>() : nullptr;
     float* yd = outputs[0].data<float>();
     const ConvAlgorithm algo = resolve_algorithm(p);
+    if (w_winograd_ && algo != ConvAlgorithm::kWinograd) {
+      // The SIMD kernel does not run on this target: its reference twin, by output block.
+      const int64_t units = (channels + p.w_block - 1) / p.w_block;
+      const int64_t work = batch * units;
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
+      for (int64_t i = 0; i < work; ++i) {
+        const int64_t n = i / units;
+        const int64_t oc = i % units * p.w_block;
+        kernels::ref::f32_winograd_conv(p, xd + n * x_image, wd, bd,
+                                        zd ? zd + n * y_image : nullptr, yd + n * y_image, oc,
+                                        std::min(channels, oc + p.w_block));
+      }
+      return;
+    }
     if (algo == ConvAlgorithm::kReference) {
       // Work items: (image, output channel), or (image, channel block) for an NCHWc
       // output, whose block the kernel computes with the lanes innermost.
@@ -153,8 +184,10 @@ class FusedConvOp final : public Op {
       return;
     }
     const bool depthwise = algo == ConvAlgorithm::kDepthwise;
-    const int64_t items =
-        depthwise ? kernels::depthwise_conv_work_items(p) : kernels::direct_conv_work_items(p);
+    const bool winograd = algo == ConvAlgorithm::kWinograd;
+    const int64_t items = depthwise  ? kernels::depthwise_conv_work_items(p)
+                          : winograd ? kernels::winograd_conv_work_items(p)
+                                     : kernels::direct_conv_work_items(p);
     // Items [begin, end) of the whole batch, image by image.
     auto run_items = [&](int64_t begin, int64_t end) {
       while (begin < end) {
@@ -165,6 +198,8 @@ class FusedConvOp final : public Op {
         float* yn = yd + n * y_image;
         if (depthwise) {
           kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
+        } else if (winograd) {
+          kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, first, last);
         } else {
           kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
         }
@@ -186,9 +221,14 @@ class FusedConvOp final : public Op {
     }
   }
 
+  // The plan's choice: what resolve_algorithm runs, except that packed 3x3 weights for
+  // which winograd is preferred (kernels::winograd_conv_preferred) answer "winograd":
+  // the select-algorithm pass then transforms the weights, which makes it so.
   std::string algorithm(std::span<const TensorType> inputs) const override {
     if (inputs.size() < 2) return {};
-    return algorithm_name(resolve_algorithm(geometry(inputs[0].shape, inputs[1].shape)));
+    const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
+    if (w_packed_ && !w_winograd_ && kernels::winograd_conv_preferred(p)) return "winograd";
+    return algorithm_name(resolve_algorithm(p));
   }
 
   // N * M * prod(out spatial) * (C / group) * prod(kernel), saturated (as Conv).
@@ -207,14 +247,22 @@ class FusedConvOp final : public Op {
   kernels::ref::FusedConvParams geometry(const Shape& x, const Shape& w) const {
     const bool blocked = x_blocked_ || y_blocked_ || w_packed_;
     if (blocked) {
-      TERN_CHECK(x.size() == (x_blocked_ ? 5u : 4u) && w.size() == (w_packed_ ? 5u : 4u),
-                 ShapeError,
+      const size_t w_rank = w_winograd_ ? 4u : w_packed_ ? 5u : 4u;
+      TERN_CHECK(x.size() == (x_blocked_ ? 5u : 4u) && w.size() == w_rank, ShapeError,
                  "{}: an NCHWc layout or packed weights need a 2-D convolution: expected X "
                  "of rank {} and W of rank {}, but got {} and {}",
-                 where(), x_blocked_ ? 5 : 4, w_packed_ ? 5 : 4, shape_str(x), shape_str(w));
+                 where(), x_blocked_ ? 5 : 4, w_rank, shape_str(x), shape_str(w));
     }
     Shape wl = w;
-    if (w_packed_) {
+    if (w_winograd_) {
+      TERN_CHECK(w[0] == kernels::ref::kWinogradPoints && w[1] == ceil_blocks(out_channels_) &&
+                     w[3] == block_,
+                 ShapeError,
+                 "{}: expected winograd weights [36, {}, C, {}] for {} output channels and "
+                 "block {}, but got {}",
+                 where(), ceil_blocks(out_channels_), block_, out_channels_, block_, shape_str(w));
+      wl = {out_channels_, w[2], 3, 3};
+    } else if (w_packed_) {
       TERN_CHECK(w[0] == ceil_blocks(out_channels_) && w[4] == block_, ShapeError,
                  "{}: expected packed weights [{}, C/group, kH, kW, {}] for {} output channels "
                  "and block {}, but got {}",
@@ -242,6 +290,10 @@ class FusedConvOp final : public Op {
     p.y_block = y_blocked_ ? block_ : 1;
     p.w_block = w_packed_ ? block_ : 1;
     p.epilogue = epilogue_;
+    TERN_CHECK(!w_winograd_ || kernels::ref::winograd_applicable(p), ModelError,
+               "{}: winograd weights need a 2-D 3x3 convolution with stride 1, dilation 1 and "
+               "one group",
+               where());
     return p;
   }
 
@@ -253,8 +305,14 @@ class FusedConvOp final : public Op {
     return window_output_shape(x[0], c.out_channels, c.out, spatial);
   }
 
-  // The attribute's kernel if it covers `p` now, otherwise the heuristic's.
+  // Winograd weights: winograd when the SIMD kernel covers `p` now, else the reference
+  // (its twin runs). Otherwise the attribute's kernel if it covers `p` now, else the
+  // heuristic's.
   ConvAlgorithm resolve_algorithm(const kernels::ref::FusedConvParams& p) const {
+    if (w_winograd_) {
+      return kernels::winograd_conv_supported(p) ? ConvAlgorithm::kWinograd
+                                                 : ConvAlgorithm::kReference;
+    }
     if (algorithm_ && algorithm_covers(*algorithm_, p)) return *algorithm_;
     return choose_algorithm(p);
   }
@@ -266,7 +324,9 @@ class FusedConvOp final : public Op {
   kernels::ref::Epilogue epilogue_;
   bool x_blocked_;
   bool y_blocked_;
-  bool w_packed_;
+  std::string w_layout_;
+  bool w_packed_;    // packed or winograd: blocked by output channel, out_channels given
+  bool w_winograd_;
   int64_t out_channels_;
   int64_t block_ = 1;
   std::optional<ConvAlgorithm> algorithm_;

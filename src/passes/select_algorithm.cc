@@ -1,11 +1,23 @@
 // select-algorithm: records, for every node whose op chooses between kernels (today
-// tern.FusedConv: "direct-first", "pointwise", "depthwise", "direct" or "reference"),
-// the kernel it will run as the node's "algorithm" attribute, so `tern inspect` and
-// `tern bench --per-layer` show the choice and the op follows it. The choice is the op's
-// own heuristic (Op::algorithm) for the physical shapes and the SIMD target of this plan;
-// a node that already names an algorithm the op can run (set by hand or by a tuning
-// cache) keeps it. Always legal: every algorithm computes the same function (the tests
-// check each kernel against the reference), so results change by float rounding only.
+// tern.FusedConv: "direct-first", "pointwise", "depthwise", "direct", "winograd" or
+// "reference"), the kernel it will run as the node's "algorithm" attribute, so
+// `tern inspect` and `tern bench --per-layer` show the choice and the op follows it. The
+// choice is the op's own heuristic (Op::algorithm) for the physical shapes and the SIMD
+// target of this plan; a node that already names an algorithm the op can run (set by hand
+// or by a tuning cache) keeps it.
+// Winograd needs its own weights: a FusedConv chosen for "winograd" whose packed weights
+// are a known constant gets them transformed here (kernels::ref::
+// winograd_transform_weights, 36 values per 3x3 filter instead of 9: the extra bytes are
+// added to p.memory.packed_weight_bytes, and the packed weights no other node reads are
+// dropped) and weight_layout = "winograd"; without known weights it is recorded as
+// "direct".
+// Always legal: every algorithm computes the same function (the tests check each kernel
+// against the reference), so results change by float rounding only.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "kernels/reference/winograd.h"
 #include "passes/pass.h"
 
 namespace tern::passes {
@@ -20,6 +32,7 @@ class SelectAlgorithm final : public Pass {
 
   int run(Program& p) const override {
     int changes = 0;
+    std::map<int, int> transformed;  // packed weight value -> winograd weight value
     for (int n : p.order()) {
       ir::Node& node = p.graph.nodes[n];
       std::vector<ops::TensorType> inputs;
@@ -32,8 +45,9 @@ class SelectAlgorithm final : public Pass {
         inputs.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
       }
       if (!typed) continue;
-      const std::string algo = p.ops[n]->algorithm(inputs);
+      std::string algo = p.ops[n]->algorithm(inputs);
       if (algo.empty()) continue;
+      if (algo == "winograd" && !use_winograd_weights(p, node, transformed)) algo = "direct";
       auto it = node.attrs.find("algorithm");
       if (it != node.attrs.end() && it->second.s == algo) continue;
       ir::Attribute a;
@@ -42,8 +56,44 @@ class SelectAlgorithm final : public Pass {
       node.attrs["algorithm"] = a;
       ++changes;
     }
+    // The packed 3x3 weights that only winograd nodes read are dropped, bytes and all.
+    for (const auto& [old, winograd] : transformed) {
+      bool read = false;
+      for (const ir::Node& node : p.graph.nodes)
+        for (int in : node.inputs) read = read || in == old;
+      if (read) continue;
+      p.memory.packed_weight_bytes -= static_cast<int64_t>(p.known[old].nbytes());
+      p.graph.values[old].constant = Tensor();
+      p.known[old] = Tensor();
+    }
     if (changes > 0) analyze(p);
     return changes;
+  }
+
+ private:
+  // Points `node` (a FusedConv with packed weights) at the winograd transform of its
+  // weights, made once per weight value; false when the weights are not a known constant.
+  static bool use_winograd_weights(Program& p, ir::Node& node, std::map<int, int>& transformed) {
+    const int w = node.inputs[1];
+    auto layout = node.attrs.find("weight_layout");
+    if (layout != node.attrs.end() && layout->second.s == "winograd") return true;
+    if (w < 0 || !p.known[w].defined()) return false;
+    auto it = transformed.find(w);
+    if (it == transformed.end()) {
+      const Tensor u = kernels::ref::winograd_transform_weights(p.known[w]);
+      const std::string base = p.graph.values[w].name;
+      const int v = p.add_value(fmt::format("{}_winograd", base), ops::TensorType{u.dtype(), u.shape()});
+      p.graph.values[v].constant = u;
+      p.known[v] = u;
+      p.memory.packed_weight_bytes += static_cast<int64_t>(u.nbytes());
+      it = transformed.emplace(w, v).first;
+    }
+    node.inputs[1] = it->second;
+    ir::Attribute a;
+    a.type = ir::Attribute::Type::kString;
+    a.s = "winograd";
+    node.attrs["weight_layout"] = a;
+    return true;
   }
 };
 

@@ -1,0 +1,317 @@
+// Winograd F(4x4, 3x3) on NCHWc; see winograd_conv.h and README.md.
+//
+// One work item is a group of kTiles 4x4 output tiles, in three steps that keep the data
+// of one step in L1/L2 (the paper's tile-by-tile flow, with the GEMM batched over tiles):
+//   1. input transform: for each tile and input block, the 6x6 patch of c-channel vectors
+//      (positions outside the image are zero vectors, so no padded copy exists) becomes
+//      B^T d B, stored as V[point][input block][tile][c];
+//   2. for each of the 36 points, a GEMM: M[tile][output block][point] = sum over the
+//      input channels of V (broadcast) * U (c output channels): the register tile of the
+//      direct kernel (B output blocks x R tiles; AVX-512/NEON 4x6, 3x8, 2x12, 1x12;
+//      AVX2/SSE4 3x4, 2x6, 1x12; derivation in kernels/direct/direct_conv.cc). The R
+//      broadcasts of one channel are c floats apart (compile-time offsets). Per point the
+//      weights of a chunk (B * C vectors) and V (C * kTiles floats) stay in L1;
+//   3. output transform: A^T m A of each tile and output block, plus the bias, residual
+//      and activation in registers, then the one store per output pixel.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/winograd/winograd_conv.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// foreach_target re-includes this file once per target; these follow it.
+#include <vector>
+
+#include "hwy/highway.h"
+#include "kernels/reference/winograd.h"
+#include "kernels/simd/epilogue-inl.h"
+#include "kernels/winograd/winograd_conv.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tern::kernels::HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+constexpr int kMaxBlocks = 3;
+template <int B>
+constexpr int kMaxTiles = B == 1 ? 12 : B == 2 ? 6 : 4;
+#else
+constexpr int kMaxBlocks = 4;
+template <int B>
+constexpr int kMaxTiles = B == 1 ? 12 : B == 2 ? 12 : B == 3 ? 8 : 6;
+#endif
+
+// Tiles per work item: a multiple of every register tile's R (so only an image's last
+// item has a remainder), and small enough that V and M of one item stay in L2.
+constexpr int64_t kTiles = 24;
+constexpr int64_t kPoints = ref::kWinogradPoints;
+
+// One convolution, one image.
+struct Wino {
+  const float* x;
+  const float* u;
+  const float* bias;
+  OutputTarget out;
+  int64_t c, cin, cblocks, mblocks;
+  int64_t h, w, oh, ow, ph, pw;
+  int64_t tiles_w, tiles;
+};
+
+Wino resolve(const ref::FusedConvParams& p, const float* x, const float* u, const float* bias,
+             const float* z, float* y) {
+  const ref::ConvParams& cp = p.conv;
+  Wino k;
+  k.x = x;
+  k.u = u;
+  k.bias = bias;
+  k.out = output_target(p, z, y);
+  k.c = p.w_block;
+  k.cin = cp.in_channels;
+  k.cblocks = (cp.in_channels + k.c - 1) / k.c;
+  k.mblocks = (cp.out_channels + k.c - 1) / k.c;
+  k.h = cp.in.h;
+  k.w = cp.in.w;
+  k.oh = cp.out.h;
+  k.ow = cp.out.w;
+  k.ph = cp.pad_begin.h;
+  k.pw = cp.pad_begin.w;
+  k.tiles_w = (k.ow + 3) / 4;
+  k.tiles = (k.oh + 3) / 4 * k.tiles_w;
+  return k;
+}
+
+// Floats of one item's workspace: V [36][cblocks][kTiles][c] then M [kTiles][mblocks][36][c].
+int64_t workspace_floats(const Wino& k) { return kPoints * kTiles * (k.cblocks + k.mblocks) * k.c; }
+
+// B^T d of six vectors (one column or row of the patch), as add/sub/FMA chains.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void InputTransform6(D d, const V (&i)[6], V (&o)[6]) {
+  const V two = hn::Set(d, 2.0f), four = hn::Set(d, 4.0f), five = hn::Set(d, 5.0f);
+  const V t = hn::NegMulAdd(four, i[2], i[4]);  // d4 - 4 d2
+  const V s = hn::NegMulAdd(four, i[1], i[3]);  // d3 - 4 d1
+  const V t2 = hn::Sub(i[4], i[2]);
+  const V s2 = hn::Mul(two, hn::Sub(i[3], i[1]));
+  o[0] = hn::MulAdd(four, i[0], hn::NegMulAdd(five, i[2], i[4]));
+  o[1] = hn::Add(t, s);
+  o[2] = hn::Sub(t, s);
+  o[3] = hn::Add(t2, s2);
+  o[4] = hn::Sub(t2, s2);
+  o[5] = hn::MulAdd(four, i[1], hn::NegMulAdd(five, i[3], i[5]));
+}
+
+// A^T m of six vectors.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void OutputTransform6(D d, const V (&m)[6], V (&o)[4]) {
+  const V a = hn::Add(m[1], m[2]), b = hn::Sub(m[1], m[2]);
+  const V c = hn::Add(m[3], m[4]), e = hn::Sub(m[3], m[4]);
+  o[0] = hn::Add(hn::Add(m[0], a), c);
+  o[1] = hn::MulAdd(hn::Set(d, 2.0f), e, b);
+  o[2] = hn::MulAdd(hn::Set(d, 4.0f), c, a);
+  o[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.0f), e, b), m[5]);
+}
+
+// Step 1 for tiles [t0, t0 + n) of the image into v.
+void TransformInput(const Wino& k, int64_t t0, int64_t n, float* v) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t c = k.c;
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t th = (t0 + t) / k.tiles_w, tw = (t0 + t) % k.tiles_w;
+    const int64_t r0 = th * 4 - k.ph, c0 = tw * 4 - k.pw;
+    const bool inside = r0 >= 0 && r0 + 6 <= k.h && c0 >= 0 && c0 + 6 <= k.w;
+    for (int64_t cb = 0; cb < k.cblocks; ++cb) {
+      const float* xb = k.x + cb * k.h * k.w * c;
+      V rows[6][6];  // B^T d: rows[i][j]
+      for (int64_t j = 0; j < 6; ++j) {
+        V col[6], out[6];
+        const int64_t cc = c0 + j;
+        for (int64_t i = 0; i < 6; ++i) {
+          const int64_t r = r0 + i;
+          col[i] = inside || (r >= 0 && r < k.h && cc >= 0 && cc < k.w)
+                       ? hn::LoadU(d, xb + (r * k.w + cc) * c)
+                       : hn::Zero(d);
+        }
+        InputTransform6(d, col, out);
+        for (int64_t i = 0; i < 6; ++i) rows[i][j] = out[i];
+      }
+      for (int64_t i = 0; i < 6; ++i) {
+        V out[6];
+        InputTransform6(d, rows[i], out);
+        for (int64_t j = 0; j < 6; ++j)
+          hn::StoreU(out[j], d, v + (((i * 6 + j) * k.cblocks + cb) * kTiles + t) * c);
+      }
+    }
+  }
+}
+
+// Step 2 for one point: B output blocks from ob0 x R tiles from t0.
+// v: V of the point at tile t0 ([cblocks][kTiles][c]); u: U of the point at block ob0
+// ([mblocks][C][c]); m: M at (t0, ob0, point).
+template <int B, int R>
+HWY_NOINLINE void GemmTile(const Wino& k, const float* v, const float* u, float* m) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int64_t c = static_cast<int64_t>(hn::MaxLanes(d));
+  V acc[B][R];
+  for (int b = 0; b < B; ++b)
+    for (int r = 0; r < R; ++r) acc[b][r] = hn::Zero(d);
+  const int64_t u_ob = k.cin * c;  // floats between two output blocks' weights
+  for (int64_t cb = 0; cb < k.cblocks; ++cb) {
+    const float* vs = v + cb * kTiles * c;
+    const float* us = u + cb * c * c;
+    const int64_t n = std::min(c, k.cin - cb * c);
+    for (int64_t l = 0; l < n; ++l, ++vs, us += c) {
+      V wv[B];
+      for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, us + b * u_ob);
+      for (int r = 0; r < R; ++r) {
+        const V xv = hn::Set(d, vs[r * c]);
+        for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
+      }
+    }
+  }
+  for (int b = 0; b < B; ++b)
+    for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, m + (r * k.mblocks + b) * kPoints * c);
+}
+
+// GemmTile<B, r> for a run-time r in [1, kMaxTiles<B>].
+template <int B, int R = 1>
+HWY_INLINE void GemmTileN(int64_t r, const Wino& k, const float* v, const float* u, float* m) {
+  if constexpr (R <= kMaxTiles<B>) {
+    if (r == R) return GemmTile<B, R>(k, v, u, m);
+    GemmTileN<B, R + 1>(r, k, v, u, m);
+  }
+}
+
+// Step 2 for all points, output blocks [ob0, ob0 + B), tiles [0, n).
+template <int B>
+void Gemm(const Wino& k, int64_t ob0, int64_t n, const float* v, float* m) {
+  const int64_t c = k.c;
+  constexpr int64_t kR = kMaxTiles<B>;
+  for (int64_t pt = 0; pt < kPoints; ++pt) {
+    const float* vp = v + pt * k.cblocks * kTiles * c;
+    const float* up = k.u + ((pt * k.mblocks + ob0) * k.cin) * c;
+    float* mp = m + (ob0 * kPoints + pt) * c;
+    const int64_t m_tile = k.mblocks * kPoints * c;
+    int64_t t = 0;
+    for (; t + kR <= n; t += kR) GemmTile<B, kR>(k, vp + t * c, up, mp + t * m_tile);
+    if (t < n) GemmTileN<B>(n - t, k, vp + t * c, up, mp + t * m_tile);
+  }
+}
+
+template <int B = 1>
+void GemmN(int64_t blocks, const Wino& k, int64_t ob0, int64_t n, const float* v, float* m) {
+  if constexpr (B <= kMaxBlocks) {
+    if (blocks == B) return Gemm<B>(k, ob0, n, v, m);
+    GemmN<B + 1>(blocks, k, ob0, n, v, m);
+  }
+}
+
+// Step 3 for tiles [t0, t0 + n) from m.
+void TransformOutput(const Wino& k, int64_t t0, int64_t n, const float* m) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t c = k.c;
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t th = (t0 + t) / k.tiles_w, tw = (t0 + t) % k.tiles_w;
+    const int64_t rows = std::min<int64_t>(4, k.oh - th * 4);
+    const int64_t cols = std::min<int64_t>(4, k.ow - tw * 4);
+    for (int64_t ob = 0; ob < k.mblocks; ++ob) {
+      const float* mp = m + (t * k.mblocks + ob) * kPoints * c;
+      const V bias = LoadBias(d, k.bias, k.out.channels, ob);
+      V part[4][6];  // A^T m: part[i][j]
+      for (int64_t j = 0; j < 6; ++j) {
+        V col[6], out[4];
+        for (int64_t i = 0; i < 6; ++i) col[i] = hn::LoadU(d, mp + (i * 6 + j) * c);
+        OutputTransform6(d, col, out);
+        for (int64_t i = 0; i < 4; ++i) part[i][j] = out[i];
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        V out[4];
+        OutputTransform6(d, part[i], out);
+        const int64_t pix = (th * 4 + i) * k.ow + tw * 4;
+        for (int64_t j = 0; j < cols; ++j) StoreOutput(d, k.out, ob, pix + j, hn::Add(out[j], bias));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool WinogradSupported(const ref::FusedConvParams& p) {
+  const hn::ScalableTag<float> d;
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  if (c < 4 || p.w_block != c || p.x_block != c) return false;
+  if (p.y_block != 1 && p.y_block != c) return false;
+  return ref::winograd_applicable(p);
+}
+
+int64_t WinogradWorkItems(const ref::FusedConvParams& p) {
+  const Wino k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
+  return (k.tiles + kTiles - 1) / kTiles;
+}
+
+int64_t WinogradWorkspaceBytes(const ref::FusedConvParams& p) {
+  return workspace_floats(resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr)) *
+         int64_t{sizeof(float)};
+}
+
+void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u, const float* bias,
+                  const float* z, float* y, int64_t begin, int64_t end) {
+  // The caller checked winograd_conv_supported on this target (see DirectConv).
+  HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
+  const Wino k = resolve(p, x, u, bias, z, y);
+  // One workspace per thread, grown to the largest layer and kept: the plan's threads
+  // are OpenMP's persistent pool.
+  thread_local std::vector<float> workspace;
+  const int64_t floats = workspace_floats(k);
+  if (static_cast<int64_t>(workspace.size()) < floats) workspace.resize(floats);
+  float* v = workspace.data();
+  float* m = v + kPoints * kTiles * k.cblocks * k.c;
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t t0 = item * kTiles;
+    const int64_t n = std::min(kTiles, k.tiles - t0);
+    TransformInput(k, t0, n, v);
+    for (int64_t ob = 0; ob < k.mblocks; ob += kMaxBlocks)
+      GemmN(std::min<int64_t>(kMaxBlocks, k.mblocks - ob), k, ob, n, v, m);
+    TransformOutput(k, t0, n, m);
+  }
+}
+
+}  // namespace tern::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "base/cpu.h"
+
+namespace tern::kernels {
+
+HWY_EXPORT(WinogradSupported);
+HWY_EXPORT(WinogradWorkItems);
+HWY_EXPORT(WinogradWorkspaceBytes);
+HWY_EXPORT(WinogradConv);
+
+bool winograd_conv_supported(const ref::FusedConvParams& p) {
+  apply_simd_target_env();
+  return HWY_DYNAMIC_DISPATCH(WinogradSupported)(p);
+}
+
+bool winograd_conv_preferred(const ref::FusedConvParams& p) {
+  return winograd_conv_supported(p) && p.conv.in_channels >= 16 && p.conv.out_channels >= 16;
+}
+
+int64_t winograd_conv_work_items(const ref::FusedConvParams& p) {
+  return HWY_DYNAMIC_DISPATCH(WinogradWorkItems)(p);
+}
+
+int64_t winograd_conv_workspace_bytes(const ref::FusedConvParams& p) {
+  return HWY_DYNAMIC_DISPATCH(WinogradWorkspaceBytes)(p);
+}
+
+void f32_winograd_conv(const ref::FusedConvParams& p, const float* x, const float* u,
+                       const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
+  HWY_DYNAMIC_DISPATCH(WinogradConv)(p, x, u, bias, z, y, begin, end);
+}
+
+}  // namespace tern::kernels
+#endif  // HWY_ONCE

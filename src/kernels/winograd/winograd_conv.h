@@ -1,0 +1,44 @@
+// Winograd F(4x4, 3x3) convolution on NCHWc (Highway, dispatched at run time) for 3x3,
+// stride-1 layers with many channels: 36 multiplications per input channel and 4x4
+// output tile instead of 144 (Lavin and Gray 2016; the reference twin and the transforms
+// are in kernels/reference/winograd.h). See README.md in this folder.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/reference/fused_conv.h"
+
+namespace tern::kernels {
+
+/// Whether f32_winograd_conv computes `p` with the SIMD target dispatch picks now:
+/// ref::winograd_applicable(p), x NCHWc and w (winograd weights) with the target's vector
+/// width as block, y NCHWc with that block or NCHW.
+bool winograd_conv_supported(const ref::FusedConvParams& p);
+
+/// Whether the plan should run `p` by winograd rather than by the direct kernel: supported,
+/// and enough channels that the GEMM on the transformed tiles outweighs the transforms
+/// (the thresholds come from bench/conv_bench's direct vs winograd runs; README.md).
+bool winograd_conv_preferred(const ref::FusedConvParams& p);
+
+/// Work items of one image: groups of up to 24 consecutive 4x4 output tiles (row major);
+/// f32_winograd_conv computes any sub-range, so callers split [0, items) across threads.
+int64_t winograd_conv_work_items(const ref::FusedConvParams& p);
+
+/// Extra memory of one thread's call, in bytes: the transformed input tiles and the
+/// products of one work item (allocated once per thread and kept for later calls).
+int64_t winograd_conv_workspace_bytes(const ref::FusedConvParams& p);
+
+/// y = epilogue(conv(x, w) + bias, z) for work items [begin, end) of one image, like
+/// ref::f32_winograd_conv: x [ceil(C/c), H, W, c] (padded lanes never read); u
+/// [36, ceil(M/c), C, c] (ref::winograd_transform_weights); bias [M] or nullptr; z and y
+/// [ceil(M/c), oH, oW, c] or [M, oH, oW], padded output lanes written 0. Per item: the
+/// input transform B^T d B of each tile and input block (vectors of c channels; patch
+/// positions outside the image read as 0, so there is no padded copy), then for each of
+/// the 36 points a register-tiled GEMM over the input channels (like the pointwise
+/// kernel: B output blocks x R tiles), then the output transform A^T m A with the bias,
+/// residual and activation applied in registers before the one store.
+/// Requires winograd_conv_supported(p).
+void f32_winograd_conv(const ref::FusedConvParams& p, const float* x, const float* u,
+                       const float* bias, const float* z, float* y, int64_t begin, int64_t end);
+
+}  // namespace tern::kernels
