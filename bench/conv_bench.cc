@@ -6,7 +6,9 @@
 // weights, epilogue and kernel). Counters: GFLOP/s (2 FLOP per multiply-accumulate) and
 // roof% = GFLOP/s / the measured peak FMA throughput at the benchmark's thread count
 // (`tern roofline`, cached), so a kernel's distance from the machine's ceiling is read
-// directly.
+// directly. Every layer planned as "winograd" is also benchmarked as "direct" (the kernel
+// it replaces, from a plan compiled without select-algorithm), so that the choice is
+// seen to measure faster (kernels::winograd_conv_preferred's thresholds come from these).
 //
 //   build/release/bench/conv_bench [--threads N] [--benchmark_filter=pointwise] ...
 // $TERN_MODELS_DIR overrides ../shared/models.
@@ -97,7 +99,26 @@ void run_layer(benchmark::State& state, const Layer& layer) {
                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Compiles every model and registers one benchmark per distinct FusedConv.
+// The program of `graph` at `shape` compiled by the pipeline without the passes `disabled`.
+std::shared_ptr<passes::Program> compile(const ir::Graph& graph, const Shape& shape,
+                                         const std::vector<std::string>& disabled) {
+  auto p = std::make_shared<passes::Program>(
+      passes::make_program(graph, {ops::TensorType{DType::kFloat32, shape}},
+                           ops::ExecContext{g_threads}, int64_t{1} << 40, simd_float_lanes()));
+  passes::PipelineOptions options;
+  options.disabled = disabled;
+  passes::run_pipeline(*p, options);
+  return p;
+}
+
+int node_named(const passes::Program& p, const std::string& name) {
+  for (size_t n = 0; n < p.graph.nodes.size(); ++n)
+    if (p.graph.nodes[n].name == name) return static_cast<int>(n);
+  return -1;
+}
+
+// Compiles every model and registers one benchmark per distinct FusedConv (and a direct
+// twin of each winograd layer).
 int register_layers(const std::string& dir) {
   std::map<std::string, bool> seen;
   int count = 0;
@@ -110,10 +131,8 @@ int register_layers(const std::string& dir) {
       fmt::print(stderr, "skipping {}: {}\n", m.file, e.what());
       continue;
     }
-    auto p = std::make_shared<passes::Program>(
-        passes::make_program(graph, {ops::TensorType{DType::kFloat32, m.shape}},
-                             ops::ExecContext{g_threads}, int64_t{1} << 40, simd_float_lanes()));
-    passes::run_pipeline(*p, passes::PipelineOptions{});
+    const auto p = compile(graph, m.shape, {});
+    std::shared_ptr<passes::Program> plain;  // without select-algorithm: no winograd
     for (size_t n = 0; n < p->graph.nodes.size(); ++n) {
       const ir::Node& node = p->graph.nodes[n];
       if (node.op_type != "FusedConv") continue;
@@ -126,14 +145,22 @@ int register_layers(const std::string& dir) {
                       attr_str(node, "strides"), attr_str(node, "pads"), attr_str(node, "group"));
       if (seen[key]) continue;
       seen[key] = true;
-      Layer layer{p, static_cast<int>(n), p->ops[n]->macs(in_types, out_types)};
-      const std::string name = fmt::format("{}/{}@{}x{}:{}", attr_str(node, "algorithm"), m.file,
-                                           m.shape[2], m.shape[3], node.name);
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [layer](benchmark::State& s) { run_layer(s, layer); })
-          ->Unit(benchmark::kMicrosecond)
-          ->MinTime(0.05);
-      ++count;
+      const int64_t macs = p->ops[n]->macs(in_types, out_types);
+      auto add = [&](const std::string& algorithm, const Layer& layer) {
+        const std::string name = fmt::format("{}/{}@{}x{}:{}", algorithm, m.file, m.shape[2],
+                                             m.shape[3], node.name);
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [layer](benchmark::State& s) { run_layer(s, layer); })
+            ->Unit(benchmark::kMicrosecond)
+            ->MinTime(0.05);
+        ++count;
+      };
+      add(attr_str(node, "algorithm"), Layer{p, static_cast<int>(n), macs});
+      if (attr_str(node, "algorithm") == "winograd") {
+        if (!plain) plain = compile(graph, m.shape, {"select-algorithm"});
+        const int twin = node_named(*plain, node.name);
+        if (twin >= 0) add("direct", Layer{plain, twin, macs});
+      }
     }
   }
   return count;

@@ -120,7 +120,14 @@ class ResizeOp : public Op {
       p.in_shape = in.data();
       p.out_shape = pl.out.data();
       p.src_index = index_ptr.data();
-      const int64_t rows = shape_numel(pl.out) / pl.out.back();
+      // A trailing dim that is not resized (NCHWc's lanes) is copied in runs.
+      bool identity = rank >= 2 && pl.out[rank - 1] == in[rank - 1];
+      for (int64_t o = 0; identity && o < pl.out[rank - 1]; ++o) identity = index[rank - 1][o] == o;
+      if (identity) {
+        p.rank = rank - 1;
+        p.inner = in[rank - 1];
+      }
+      const int64_t rows = shape_numel(pl.out) / (pl.out[p.rank - 1] * p.inner);
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
       for (int64_t r = 0; r < rows; ++r) kernels::ref::f32_resize_nearest(p, xd, yd, r, r + 1);
       return;

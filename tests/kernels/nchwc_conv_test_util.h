@@ -74,6 +74,14 @@ using NchwcConvKernel =
     std::function<void(const kernels::ref::FusedConvParams&, const float* x, const float* w,
                        const float* bias, const float* z, float* y, int64_t begin, int64_t end)>;
 
+/// The weights the kernel reads, made from the packed ones (identity when empty).
+using WeightTransform = std::function<Tensor(const Tensor& packed)>;
+
+/// Extra tolerance per output [M, oH, oW] of a kernel whose arithmetic differs from a
+/// direct convolution's (winograd): called with x [C, H, W] and w [M, C/g, k, k] plain.
+using ExtraTolerance = std::function<std::vector<double>(const std::vector<float>& x,
+                                                         const std::vector<float>& w)>;
+
 /// Plain [C, H, W] -> [ceil(C/c), H, W, c], padded lanes set to `pad`.
 inline std::vector<float> to_blocked(const std::vector<float>& plain, int64_t channels,
                                      int64_t plane, int64_t c, float pad) {
@@ -87,9 +95,12 @@ inline std::vector<float> to_blocked(const std::vector<float>& plain, int64_t ch
 
 /// Runs `kernel` on case `t` with block c and compares it with the reference. The work
 /// range is split in three pieces (as threads would split it). Checks that padded output
-/// lanes are exactly 0 and that every element is written.
+/// lanes are exactly 0 and that every element is written. `weights` turns the packed
+/// weights into the kernel's; `extra` adds to the tolerance.
 inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
-                             const NchwcConvKernel& kernel, uint32_t seed) {
+                             const NchwcConvKernel& kernel, uint32_t seed,
+                             const WeightTransform& weights = {},
+                             const ExtraTolerance& extra = {}) {
   SCOPED_TRACE(t.str());
   using kernels::ref::FusedConvParams;
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -132,7 +143,9 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   const std::vector<float> xk = q.x_block == 1 ? x : to_blocked(x, t.c_in, in_plane, c, nan);
   const std::vector<float> zk = q.y_block == 1 ? z : to_blocked(z, t.c_out, out_plane, c, nan);
   const Tensor wt = Tensor::from_vector(w, {t.c_out, cg, t.k, t.k});
-  const Tensor packed = kernels::ref::pack_conv_weights(wt, static_cast<int>(c));
+  Tensor packed = kernels::ref::pack_conv_weights(wt, static_cast<int>(c));
+  if (weights) packed = weights(packed);
+  const std::vector<double> more = extra ? extra(x, w) : std::vector<double>();
   const int64_t y_size =
       q.y_block == 1 ? t.c_out * out_plane : (t.c_out + c - 1) / c * c * out_plane;
   std::vector<float> y(y_size, nan);
@@ -163,7 +176,7 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
       const double terms = static_cast<double>(cg * t.k * t.k + 2);
       tol[j] = 2.0 * sum_tolerance(abs_sum[j] + (t.residual ? std::fabs(z[j]) : 0.0),
                                    static_cast<int64_t>(terms)) +
-               std::ldexp(std::fabs(expected[j]), -22);
+               std::ldexp(std::fabs(expected[j]), -22) + (more.empty() ? 0.0 : more[j]);
     }
   }
   EXPECT_EQ(bad_pad, 0) << "padded output lanes that are not 0";

@@ -167,6 +167,20 @@ TEST(ResizeOp, NearestResizesChannelsAndThreadsAgree) {
                 .to_float_vector());
 }
 
+// A trailing dim that is not resized (NCHWc's lanes) is copied in runs: the same values
+// as resizing each lane on its own (the 4-D resize of the lane's plane).
+TEST(ResizeOp, NearestWithUnresizedLastDimCopiesRuns) {
+  const Tensor x = Tensor::from_vector(test::random_floats(2 * 5 * 7 * 3, 5), {1, 2, 5, 7, 3});
+  const Tensor y = run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 1, 2, 2, 1})})[0];
+  ASSERT_EQ(y.shape(), (Shape{1, 2, 10, 14, 3}));
+  for (int64_t lane = 0; lane < 3; ++lane) {
+    const Tensor plane = x.slice(4, lane, lane + 1).contiguous().reshape({1, 2, 5, 7});
+    const Tensor want = run_op("Resize", AttrMap(), {plane, Tensor(), scales({1, 1, 2, 2})})[0];
+    EXPECT_EQ(y.slice(4, lane, lane + 1).contiguous().to_float_vector(), want.to_float_vector())
+        << "lane " << lane;
+  }
+}
+
 TEST(ResizeOp, ScalesNotKnownAtPlanTime) {
   auto op = test::make_op("Resize", AttrMap(), 13);
   std::vector<ops::InferInput> in(3);

@@ -1,16 +1,18 @@
 // select-algorithm: every FusedConv gets the kernel the heuristic picks for its layouts
 // on this machine's SIMD target (NCHW input: direct-first; 1x1 stride 1 unpadded:
-// pointwise; one filter per channel: depthwise; other k x k: direct) and "reference"
-// where no fast kernel applies (a block that is not the target's vector width, groups
-// that split a block); a preset choice the op can run is kept; results are unchanged.
+// pointwise; one filter per channel: depthwise; 3x3 stride 1 with 16 or more channels:
+// winograd, its weights transformed; other k x k: direct) and "reference" where no fast
+// kernel applies (a block that is not the target's vector width, groups that split a
+// block); a preset choice the op can run is kept; results are unchanged, also when a
+// winograd plan meets a SIMD target of another width (its reference twin runs).
 #include "base/cpu.h"
 #include "pass_test_util.h"
 
 namespace tern::test {
 namespace {
 
-// x [1, 3, 13, 11] -> 3x3/2 conv (8) -> depthwise 3x3 -> 1x1 (12) -> 3x3 pad 1 (12)
-// -> grouped 3x3 (4 groups of 3 channels) -> y.
+// x [1, 3, 13, 11] -> 3x3/2 conv (8) -> depthwise 3x3 -> 1x1 (12) -> 3x3 pad 1 (16)
+// -> 3x3 pad 1 (16, winograd) -> grouped 3x3 (8 groups of 2 channels) -> y.
 ModelBuilder mixed_model() {
   ModelBuilder m;
   m.input("x", {1, 3, 13, 11});
@@ -18,8 +20,9 @@ ModelBuilder mixed_model() {
   m.initializer("w1", {8, 3, 3, 3}, weights(216, 1));
   m.initializer("w2", {8, 1, 3, 3}, weights(72, 2));
   m.initializer("w3", {12, 8, 1, 1}, weights(96, 3));
-  m.initializer("w4", {12, 12, 3, 3}, weights(1296, 4));
-  m.initializer("w5", {12, 3, 3, 3}, weights(324, 5));
+  m.initializer("w4", {16, 12, 3, 3}, weights(1728, 4));
+  m.initializer("w6", {16, 16, 3, 3}, weights(2304, 6));
+  m.initializer("w5", {16, 2, 3, 3}, weights(288, 5));
   auto* c1 = m.node("Conv", {"x", "w1"}, {"a"}, "first");
   set_ints(c1, "strides", {2, 2});
   set_ints(c1, "pads", {1, 1, 1, 1});
@@ -29,8 +32,10 @@ ModelBuilder mixed_model() {
   m.node("Conv", {"b", "w3"}, {"c"}, "pw");
   auto* c4 = m.node("Conv", {"c", "w4"}, {"d"}, "kxk");
   set_ints(c4, "pads", {1, 1, 1, 1});
-  auto* c5 = m.node("Conv", {"d", "w5"}, {"y"}, "grouped");
-  set_int(c5, "group", 4);
+  auto* c6 = m.node("Conv", {"d", "w6"}, {"e"}, "wino");
+  set_ints(c6, "pads", {1, 1, 1, 1});
+  auto* c5 = m.node("Conv", {"e", "w5"}, {"y"}, "grouped");
+  set_int(c5, "group", 8);
   return m;
 }
 
@@ -47,14 +52,41 @@ TEST(SelectAlgorithm, EachConvGetsItsKernel) {
   const int c = simd_float_lanes();
   const passes::Program p = compile(mixed_model(), {{DType::kFloat32, {1, 3, 13, 11}}}, {}, c);
   const auto algo = algorithms(p);
-  ASSERT_EQ(algo.size(), 5u);
+  ASSERT_EQ(algo.size(), 6u);
   const bool fast = cpu_info().best_target != "SCALAR";
   EXPECT_EQ(algo.at("first"), fast ? "direct-first" : "reference");
   EXPECT_EQ(algo.at("dw"), fast ? "depthwise" : "reference");
   EXPECT_EQ(algo.at("pw"), fast ? "pointwise" : "reference");
-  EXPECT_EQ(algo.at("kxk"), fast ? "direct" : "reference");
-  // 3 output channels per group never fill a block of 4 or more.
+  EXPECT_EQ(algo.at("kxk"), fast ? "direct" : "reference");  // 12 input channels
+  EXPECT_EQ(algo.at("wino"), fast ? "winograd" : "reference");
+  // 2 output channels per group never fill a block of 4 or more.
   EXPECT_EQ(algo.at("grouped"), "reference");
+  // The winograd node reads its transformed weights [36, ceil(16/c), 16, c].
+  for (const ir::Node& node : p.graph.nodes) {
+    if (node.name != "wino" || !fast) continue;
+    EXPECT_EQ(node.attrs.at("weight_layout").s, "winograd");
+    EXPECT_EQ(*p.types[node.inputs[1]],
+              (ops::TensorType{DType::kFloat32, {36, (16 + c - 1) / c, 16, c}}));
+  }
+}
+
+// A plan with winograd weights, run after a SIMD target of another vector width is
+// forced: the op runs the reference twin, with the same results.
+TEST(SelectAlgorithm, WinogradPlanOnAnotherTargetRunsItsReferenceTwin) {
+  const std::vector<std::string> targets = dispatchable_simd_targets();
+  if (simd_float_lanes() == 4 || targets.size() < 2) GTEST_SKIP() << "one vector width only";
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 13, 11}, 9)}};
+  const std::vector<NamedTensor> plain = run_model(mixed_model(), feeds, all_passes_except({}));
+  const std::string bytes = mixed_model().bytes();
+  SessionOptions options;
+  options.verify_passes = true;
+  Session session = Session::from_memory(bytes.data(), bytes.size(), options);
+  const std::vector<NamedTensor> fast = session.run(feeds);  // plans with block = lanes
+  force_simd_target("SSE4");
+  const std::vector<NamedTensor> fallback = session.run(feeds);
+  force_simd_target("");
+  expect_outputs_near(fast, plain, 1e-4f);
+  expect_outputs_near(fallback, plain, 1e-4f);
 }
 
 TEST(SelectAlgorithm, ABlockThatIsNotTheVectorWidthRunsTheReference) {
@@ -86,9 +118,12 @@ TEST(SelectAlgorithm, OffLeavesNoAttributeAndTheOpChoosesTheSame) {
 
 // All passes on (the fast kernels) against all passes off (plain Conv, the reference
 // kernel) and against this pass off (the op's own choice).
+// Tolerance 1e-4: winograd's transforms (coefficients up to 25, then up to 8 on the way
+// back) round intermediate sums several times larger than the outputs of this 6-conv
+// chain (kernels/winograd_conv_test.cc derives the bound per element).
 TEST(SelectAlgorithm, KeepsResults) {
   const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 13, 11}, 9)}};
-  expect_pass_keeps_results(mixed_model(), feeds, "select-algorithm");
+  expect_pass_keeps_results(mixed_model(), feeds, "select-algorithm", 1e-4);
 }
 
 }  // namespace

@@ -55,11 +55,12 @@ void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, 
   const int last = p.rank - 1;
   const int64_t out_w = p.out_shape[last];
   const int64_t* index_w = p.src_index[last];
+  const int64_t inner = p.inner;
   for (int64_t r = row_begin; r < row_end; ++r) {
     // Offset of the input row: decompose r into output indices, last leading dim first.
     int64_t rem = r;
     int64_t in_off = 0;
-    int64_t in_stride = p.in_shape[last];
+    int64_t in_stride = p.in_shape[last] * inner;
     for (int d = last - 1; d >= 0; --d) {
       const int64_t o = rem % p.out_shape[d];
       rem /= p.out_shape[d];
@@ -67,8 +68,13 @@ void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, 
       in_stride *= p.in_shape[d];
     }
     const float* xrow = x + in_off;
-    float* yrow = y + r * out_w;
-    for (int64_t ow = 0; ow < out_w; ++ow) yrow[ow] = xrow[index_w[ow]];
+    float* yrow = y + r * out_w * inner;
+    if (inner == 1) {
+      for (int64_t ow = 0; ow < out_w; ++ow) yrow[ow] = xrow[index_w[ow]];
+    } else {
+      for (int64_t ow = 0; ow < out_w; ++ow)
+        std::copy_n(xrow + index_w[ow] * inner, inner, yrow + ow * inner);
+    }
   }
 }
 

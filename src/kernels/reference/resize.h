@@ -44,10 +44,14 @@ struct ResizeNearestParams {
   const int64_t* in_shape = nullptr;
   const int64_t* out_shape = nullptr;
   const int64_t* const* src_index = nullptr;
+  /// Contiguous floats per element: the dims are those of x and y with a trailing
+  /// unresized dim of `inner` floats folded away (NCHWc's lanes), copied as one run.
+  int64_t inner = 1;
 };
 
 /// Writes output rows [row_begin, row_end) of y, where a row is one line along the last
-/// dim (rows = product of out_shape[0..rank-2]; 1 for rank 1).
+/// dim (rows = product of out_shape[0..rank-2]; 1 for rank 1) of elements of p.inner
+/// floats.
 void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
                         int64_t row_end);
 

@@ -1,0 +1,226 @@
+// Winograd F(4x4, 3x3) (kernels/winograd, and its reference twin kernels/reference/
+// winograd) against the reference direct convolution, on every SIMD target this machine
+// can dispatch to: H over 1..33 with W varying, pads 0..2 and asymmetric pads, channel
+// counts that are not multiples of the block, NCHW output, every activation, residual
+// before/after, with and without bias; model layer shapes; the support rules.
+//
+// Tolerance, from the arithmetic (first-order forward error analysis): the kernel rounds
+// U = G g G^T once, each B^T d B entry after at most 6 operations, each GEMM sum after C
+// FMAs, each A^T m A entry after at most 10 operations; every rounded value is at most
+// its magnitude computed with |B^T|, |G|, |A^T| and |x|, |w|. So
+//   |error| <= (C + 20) * 2^-24 * E,  E = |A^T| (sum_ci (|G||g||G^T|) . (|B^T||d||B|)) |A|,
+// taken twice for the margin, plus the direct reference's own bound (nchwc_conv_test_util).
+#include "kernels/winograd/winograd_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+
+#include "kernels/nchwc_conv_test_util.h"
+#include "kernels/reference/winograd.h"
+#include "kernels/simd_test_util.h"
+
+namespace tern {
+namespace {
+
+using kernels::ref::Activation;
+using kernels::ref::kWinogradAT;
+using kernels::ref::kWinogradBT;
+using kernels::ref::kWinogradG;
+using test::NchwcConvCase;
+
+constexpr Activation kActivations[] = {
+    Activation::kNone,      Activation::kRelu,        Activation::kClip,    Activation::kLeakyRelu,
+    Activation::kHardSwish, Activation::kHardSigmoid, Activation::kSigmoid, Activation::kSilu};
+
+// The winograd error bound of case t per output [M, oH, oW] (see the file comment).
+test::ExtraTolerance winograd_tolerance(const NchwcConvCase& t) {
+  return [t](const std::vector<float>& x, const std::vector<float>& w) {
+    const int64_t cin = t.c_in, m = t.c_out, h = t.h, wd = t.w;
+    const int64_t oh = t.out_extent(h), ow = t.out_extent(wd);
+    std::vector<double> ua(m * cin * 36);  // |G| |g| |G^T|
+    for (int64_t o = 0; o < m; ++o) {
+      for (int64_t ci = 0; ci < cin; ++ci) {
+        const float* g = w.data() + (o * cin + ci) * 9;
+        for (int64_t i = 0; i < 6; ++i) {
+          for (int64_t j = 0; j < 6; ++j) {
+            double s = 0;
+            for (int64_t a = 0; a < 3; ++a)
+              for (int64_t b = 0; b < 3; ++b)
+                s += std::fabs(kWinogradG[i][a]) * std::fabs(g[a * 3 + b]) *
+                     std::fabs(kWinogradG[j][b]);
+            ua[(o * cin + ci) * 36 + i * 6 + j] = s;
+          }
+        }
+      }
+    }
+    std::vector<double> tol(m * oh * ow), va(cin * 36);
+    for (int64_t th = 0; th * 4 < oh; ++th) {
+      for (int64_t tw = 0; tw * 4 < ow; ++tw) {
+        for (int64_t ci = 0; ci < cin; ++ci) {  // |B^T| |d| |B|
+          double d[6][6];
+          for (int64_t a = 0; a < 6; ++a) {
+            for (int64_t b = 0; b < 6; ++b) {
+              const int64_t r = th * 4 - t.pad + a, col = tw * 4 - t.pad + b;
+              d[a][b] = r < 0 || r >= h || col < 0 || col >= wd
+                            ? 0.0
+                            : std::fabs(x[(ci * h + r) * wd + col]);
+            }
+          }
+          for (int64_t i = 0; i < 6; ++i) {
+            for (int64_t j = 0; j < 6; ++j) {
+              double s = 0;
+              for (int64_t a = 0; a < 6; ++a)
+                for (int64_t b = 0; b < 6; ++b)
+                  s += std::fabs(kWinogradBT[i][a]) * d[a][b] * std::fabs(kWinogradBT[j][b]);
+              va[ci * 36 + i * 6 + j] = s;
+            }
+          }
+        }
+        for (int64_t o = 0; o < m; ++o) {
+          double ma[36] = {};
+          for (int64_t ci = 0; ci < cin; ++ci)
+            for (int64_t q = 0; q < 36; ++q) ma[q] += ua[(o * cin + ci) * 36 + q] * va[ci * 36 + q];
+          for (int64_t i = 0; i < 4 && th * 4 + i < oh; ++i) {
+            for (int64_t j = 0; j < 4 && tw * 4 + j < ow; ++j) {
+              double e = 0;
+              for (int64_t a = 0; a < 6; ++a)
+                for (int64_t b = 0; b < 6; ++b)
+                  e += std::fabs(kWinogradAT[i][a]) * ma[a * 6 + b] * std::fabs(kWinogradAT[j][b]);
+              tol[(o * oh + th * 4 + i) * ow + tw * 4 + j] =
+                  2.0 * static_cast<double>(cin + 20) * std::ldexp(e, -24);
+            }
+          }
+        }
+      }
+    }
+    return tol;
+  };
+}
+
+void run_winograd(const NchwcConvCase& t, int64_t c, uint32_t seed) {
+  const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+  ASSERT_TRUE(kernels::winograd_conv_supported(p)) << t.str();
+  test::check_nchwc_conv(t, c, kernels::winograd_conv_work_items(p), kernels::f32_winograd_conv,
+                         seed, kernels::ref::winograd_transform_weights, winograd_tolerance(t));
+}
+
+// The reference twin with block c: work "items" are output channels.
+void run_reference_winograd(const NchwcConvCase& t, int64_t c, uint32_t seed) {
+  const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+  ASSERT_TRUE(kernels::ref::winograd_applicable(p)) << t.str();
+  test::check_nchwc_conv(t, c, kernels::ref::fused_conv_padded_channels(p),
+                         kernels::ref::f32_winograd_conv, seed,
+                         kernels::ref::winograd_transform_weights, winograd_tolerance(t));
+}
+
+// Case i of the sweep: H = h, pad, W, channels, layouts and epilogue varying with i.
+NchwcConvCase sweep_case(int i, int64_t h, int64_t pad, int64_t c) {
+  NchwcConvCase t;
+  t.k = 3;
+  t.h = h;
+  t.w = 1 + (h * 13 + pad * 5) % 33;
+  t.pad = pad;
+  if (i % 7 == 3) t.pad_end = pad == 2 ? 0 : pad + 1;  // asymmetric
+  if (!t.fits()) t.pad = t.pad_end = 1;
+  t.y_block = i % 5 == 4;  // a head's NCHW output
+  t.c_in = std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
+  t.c_out = std::array<int64_t, 5>{7, c, 3 * c + 1, 5 * c - 2, 2}[i % 5];
+  t.activation = kActivations[i % 8];
+  t.residual = i % 3 == 1;
+  t.residual_before = i % 2 == 0;
+  t.bias = i % 11 != 4;
+  return t;
+}
+
+// The sweep on the SIMD kernel: every H in 1..33 with each pad.
+TEST(WinogradConv, MatchesReferenceOverSweep) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR") return;  // no fast kernel: the reference runs there
+    int i = 0;
+    for (int64_t h = 1; h <= 33; ++h)
+      for (int64_t pad = 0; pad <= 2; ++pad, ++i) run_winograd(sweep_case(i, h, pad, c), c, 100 + i);
+  });
+}
+
+// The reference twin over the same sweep with blocks 4 and 5 (any block), NCHW input too.
+TEST(WinogradConv, ReferenceTwinMatchesDirectReference) {
+  int i = 0;
+  for (int64_t c : {4, 5}) {
+    for (int64_t h = 1; h <= 33; h += 2) {
+      for (int64_t pad = 0; pad <= 2; ++pad, ++i) {
+        NchwcConvCase t = sweep_case(i, h, pad, c);
+        t.x_block = i % 4 == 2;
+        run_reference_winograd(t, c, 300 + i);
+      }
+    }
+  }
+}
+
+// Layer shapes of the models (RetinaFace's FPN merge and SSH convs, ResNet's 3x3) at
+// reduced spatial size: many channels, full GEMM tiles, an image's last partial item.
+TEST(WinogradConv, MatchesReferenceOnModelShapes) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR") return;
+    struct Shape {
+      int64_t c_in, c_out, h, w;
+    };
+    const Shape shapes[] = {{64, 64, 20, 20}, {64, 32, 13, 11}, {16, 16, 21, 19},
+                            {32, 16, 9, 40},  {128, 128, 7, 7}, {64, 64, 3, 101}};
+    int i = 0;
+    for (const Shape& s : shapes) {
+      NchwcConvCase t;
+      t.c_in = s.c_in;
+      t.c_out = s.c_out;
+      t.h = s.h;
+      t.w = s.w;
+      t.pad = 1;
+      t.activation = i % 2 ? Activation::kRelu : Activation::kNone;
+      t.residual = i % 3 == 1;
+      run_winograd(t, c, 500 + i);
+      ++i;
+    }
+  });
+}
+
+TEST(WinogradConv, SupportRules) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    kernels::ref::FusedConvParams p;
+    p.conv.in_channels = 16;
+    p.conv.out_channels = 16;
+    p.conv.kernel = {1, 3, 3};
+    p.conv.in = p.conv.out = {1, 8, 8};
+    p.x_block = p.y_block = p.w_block = c;
+    EXPECT_EQ(kernels::winograd_conv_supported(p), target != "SCALAR");
+    EXPECT_GT(kernels::winograd_conv_workspace_bytes(p), 0);
+    EXPECT_EQ(kernels::winograd_conv_work_items(p), 1);  // 4 tiles, one item
+    auto without = [&](auto&& change) {
+      kernels::ref::FusedConvParams q = p;
+      change(q);
+      EXPECT_FALSE(kernels::winograd_conv_supported(q));
+      EXPECT_FALSE(kernels::winograd_conv_preferred(q));
+    };
+    without([](auto& q) { q.conv.stride = {1, 2, 2}; });
+    without([](auto& q) { q.conv.dilation = {1, 2, 2}; });
+    without([](auto& q) { q.conv.kernel = {1, 5, 5}; });
+    without([](auto& q) { q.conv.groups = 2; });
+    without([](auto& q) { q.x_block = 1; });          // NCHW input (a first layer)
+    without([&](auto& q) { q.w_block = 2 * c; });     // weights for another vector width
+    without([](auto& q) { q.conv.kernel = {3, 3, 3}; });  // 3-D
+  });
+}
+
+TEST(WinogradConv, TransformWeightsShapeAndErrors) {
+  const Tensor w = Tensor::from_vector(std::vector<float>(2 * 3 * 9, 1.0f), {2, 3, 3, 3});
+  const Tensor packed = kernels::ref::pack_conv_weights(w, 4);
+  const Tensor u = kernels::ref::winograd_transform_weights(packed);
+  EXPECT_EQ(u.shape(), (Shape{36, 1, 3, 4}));
+  // G g G^T of an all-ones 3x3 at point (0, 0) is (1/4)^2 * 1; padded lanes stay 0.
+  EXPECT_FLOAT_EQ(u.data<float>()[0], 1.0f / 16.0f);
+  EXPECT_EQ(u.data<float>()[3], 0.0f);
+  EXPECT_THROW(kernels::ref::winograd_transform_weights(w), InvalidArgument);  // not packed
+}
+
+}  // namespace
+}  // namespace tern
