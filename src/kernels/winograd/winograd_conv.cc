@@ -207,8 +207,9 @@ void GemmN(int64_t blocks, const Wino& k, int64_t ob0, int64_t n, const float* v
   }
 }
 
-// Step 3 for tiles [t0, t0 + n) from m.
-void TransformOutput(const Wino& k, int64_t t0, int64_t n, const float* m) {
+// Step 3 for tiles [t0, t0 + n) and output blocks [ob0, ob1) from m.
+void TransformOutput(const Wino& k, int64_t t0, int64_t n, int64_t ob0, int64_t ob1,
+                     const float* m) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const int64_t c = k.c;
@@ -216,7 +217,7 @@ void TransformOutput(const Wino& k, int64_t t0, int64_t n, const float* m) {
     const int64_t th = (t0 + t) / k.tiles_w, tw = (t0 + t) % k.tiles_w;
     const int64_t rows = std::min<int64_t>(4, k.oh - th * 4);
     const int64_t cols = std::min<int64_t>(4, k.ow - tw * 4);
-    for (int64_t ob = 0; ob < k.mblocks; ++ob) {
+    for (int64_t ob = ob0; ob < ob1; ++ob) {
       const float* mp = m + (t * k.mblocks + ob) * kPoints * c;
       const V bias = LoadBias(d, k.bias, k.out.channels, ob);
       V part[4][6];  // A^T m: part[i][j]
@@ -246,9 +247,12 @@ bool WinogradSupported(const ref::FusedConvParams& p) {
   return ref::winograd_applicable(p);
 }
 
+// Output-block chunks per tile group (one work item each).
+int64_t chunks(const Wino& k) { return (k.mblocks + kMaxBlocks - 1) / kMaxBlocks; }
+
 int64_t WinogradWorkItems(const ref::FusedConvParams& p) {
   const Wino k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
-  return (k.tiles + kTiles - 1) / kTiles;
+  return (k.tiles + kTiles - 1) / kTiles * chunks(k);
 }
 
 int64_t WinogradWorkspaceBytes(const ref::FusedConvParams& p) {
@@ -268,13 +272,22 @@ void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u,
   if (static_cast<int64_t>(workspace.size()) < floats) workspace.resize(floats);
   float* v = workspace.data();
   float* m = v + kPoints * kTiles * k.cblocks * k.c;
+  // Items are (tile group, chunk of output blocks), group major: a thread's consecutive
+  // items of one group share its input transform, done once.
+  const int64_t per_group = chunks(k);
+  int64_t transformed = -1;
   for (int64_t item = begin; item < end; ++item) {
-    const int64_t t0 = item * kTiles;
+    const int64_t group = item / per_group;
+    const int64_t t0 = group * kTiles;
     const int64_t n = std::min(kTiles, k.tiles - t0);
-    TransformInput(k, t0, n, v);
-    for (int64_t ob = 0; ob < k.mblocks; ob += kMaxBlocks)
-      GemmN(std::min<int64_t>(kMaxBlocks, k.mblocks - ob), k, ob, n, v, m);
-    TransformOutput(k, t0, n, m);
+    if (group != transformed) {
+      TransformInput(k, t0, n, v);
+      transformed = group;
+    }
+    const int64_t ob = item % per_group * kMaxBlocks;
+    const int64_t blocks = std::min<int64_t>(kMaxBlocks, k.mblocks - ob);
+    GemmN(blocks, k, ob, n, v, m);
+    TransformOutput(k, t0, n, ob, ob + blocks, m);
   }
 }
 

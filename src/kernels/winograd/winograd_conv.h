@@ -20,8 +20,9 @@ bool winograd_conv_supported(const ref::FusedConvParams& p);
 /// (the thresholds come from bench/conv_bench's direct vs winograd runs; README.md).
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
 
-/// Work items of one image: groups of up to 24 consecutive 4x4 output tiles (row major);
-/// f32_winograd_conv computes any sub-range, so callers split [0, items) across threads.
+/// Work items of one image: (group of up to 24 consecutive 4x4 output tiles (row major),
+/// chunk of up to 4 output blocks (3 on AVX2 and SSE4)), group major; f32_winograd_conv
+/// computes any sub-range, so callers split [0, items) across threads.
 int64_t winograd_conv_work_items(const ref::FusedConvParams& p);
 
 /// Extra memory of one thread's call, in bytes: the transformed input tiles and the
