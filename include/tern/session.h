@@ -34,6 +34,13 @@ struct SessionOptions {
   /// Check the graph after every pass (structure, types, output types unchanged); always
   /// on when tern itself is a debug build. Costs plan time only.
   bool verify_passes = false;
+  /// Measure the candidate kernels of each layer that has several (today: direct and
+  /// winograd for 3x3 stride-1 convolutions) when a plan is built, and run the fastest.
+  /// The choice is cached by SIMD target, threads, op, shapes and attributes in
+  /// `tune_cache` (default $XDG_CACHE_HOME/tern/tune.json or ~/.cache/tern/tune.json), so
+  /// only the first plan on a machine pays for the measurement (a few ms per layer).
+  bool tune = false;
+  std::string tune_cache = {};
 };
 
 /// The graph passes, in the order they run (names for SessionOptions::disabled_passes).
@@ -110,6 +117,10 @@ struct PlanInfo {
   int64_t in_place_values = 0;      ///< intermediates written into their input's buffer
   int64_t weight_bytes = 0;         ///< constants the plan's nodes read (packed ones included)
   int64_t packed_weight_bytes = 0;  ///< of which re-laid-out at plan time for the kernels
+  int tuned_measured = 0;           ///< SessionOptions::tune: layers measured for this plan
+  int tuned_cached = 0;             ///< layers whose tuned choice came from the cache
+  std::string tune_cache;           ///< the tune cache file ("" without tuning)
+  std::string tune_warning;         ///< why the tune cache could not be used, if so
 };
 
 /// The graph after one pass of the pipeline (`tern inspect --passes`).

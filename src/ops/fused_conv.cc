@@ -231,6 +231,15 @@ class FusedConvOp final : public Op {
     return algorithm_name(resolve_algorithm(p));
   }
 
+  // Packed weights of a conv both the direct and the winograd kernel cover.
+  std::vector<std::string> algorithm_candidates(
+      std::span<const TensorType> inputs) const override {
+    if (inputs.size() < 2 || !w_packed_ || w_winograd_) return {};
+    const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
+    if (!kernels::winograd_conv_supported(p) || !kernels::direct_conv_supported(p)) return {};
+    return {"direct", "winograd"};
+  }
+
   // N * M * prod(out spatial) * (C / group) * prod(kernel), saturated (as Conv).
   int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {
     const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);

@@ -102,6 +102,14 @@ class Op {
     return {};
   }
 
+  /// The algorithms `--tune` measures against each other for these input types (the
+  /// node's "algorithm" attribute set to each); empty when there is nothing to choose.
+  /// FusedConv: "direct" and "winograd" for a 3x3 stride-1 conv the winograd kernel covers.
+  virtual std::vector<std::string> algorithm_candidates(std::span<const TensorType> inputs) const {
+    (void)inputs;
+    return {};
+  }
+
   const OpContext& context() const { return ctx_; }
   /// "Conv 'stage2.conv1'": the prefix of every message this op throws.
   std::string where() const { return ctx_.op_type + " '" + ctx_.node_name + "'"; }

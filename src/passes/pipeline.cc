@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/json_cache.h"
 
 namespace tern::passes {
 
@@ -54,6 +55,10 @@ void check_pass_names(const std::vector<std::string>& names) {
 
 void run_pipeline(Program& p, const PipelineOptions& options) {
   check_pass_names(options.disabled);
+  p.tuning.enabled = options.tune;
+  if (options.tune)
+    p.tuning.cache_path =
+        options.tune_cache.empty() ? tern_cache_path("tune.json") : options.tune_cache;
   std::vector<std::optional<ops::TensorType>> output_types;
   for (int v : p.graph.outputs) output_types.push_back(p.types[v]);
   for (const Pass* pass : all_passes()) {

@@ -15,6 +15,10 @@ struct PipelineOptions {
   std::vector<std::string> disabled;
   /// Check the program after every pass (verify_program): on in debug builds and tests.
   bool verify = false;
+  /// Measure the algorithm candidates and cache the choice (Program::tuning); the cache
+  /// is `tune_cache`, or tern_cache_path("tune.json") when empty.
+  bool tune = false;
+  std::string tune_cache;
   /// Called after every pass that ran, with its name and number of rewrites (for
   /// `tern inspect --passes`); may be empty.
   std::function<void(const Pass& pass, int changes, const Program& p)> after_pass;

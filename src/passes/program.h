@@ -35,6 +35,17 @@ struct BufferAssignment {
   int reuses = -1;     ///< kInPlace: the input value whose buffer this value takes over
 };
 
+/// `--tune` (SessionOptions::tune): select-algorithm measures the candidates of every
+/// node whose op offers several (Op::algorithm_candidates) and keeps the fastest, cached
+/// in a JSON file by SIMD target, threads, op, input shapes and attributes.
+struct Tuning {
+  bool enabled = false;
+  std::string cache_path;  ///< "" = no cache file (measure every time)
+  int measured = 0;        ///< nodes measured by this compile
+  int cached = 0;          ///< nodes whose choice came from the cache
+  std::string warning;     ///< why the cache could not be read or written, if so
+};
+
 /// The memory plan's totals, in bytes (what `tern inspect` and `tern bench` report).
 struct MemoryStats {
   int64_t arena_bytes = 0;          ///< size of the one arena holding intermediates
@@ -61,6 +72,7 @@ struct Program {
   /// analyze()).
   std::vector<BufferAssignment> buffers;
   MemoryStats memory;
+  Tuning tuning;
   /// Floats per SIMD vector of the best run-time target: the c of NCHWc (4 NEON, 8 AVX2,
   /// 16 AVX-512).
   int block = 16;

@@ -11,6 +11,9 @@
 // added to p.memory.packed_weight_bytes, and the packed weights no other node reads are
 // dropped) and weight_layout = "winograd"; without known weights it is recorded as
 // "direct".
+// With tuning on (Program::tuning, `--tune`), a node whose op offers several candidates
+// (Op::algorithm_candidates: FusedConv's "direct" and "winograd") gets the one that
+// measures fastest on this machine (passes/tune.h), from the tune cache when it is known.
 // Always legal: every algorithm computes the same function (the tests check each kernel
 // against the reference), so results change by float rounding only.
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 
 #include "kernels/reference/winograd.h"
 #include "passes/pass.h"
+#include "passes/tune.h"
 
 namespace tern::passes {
 namespace {
@@ -47,6 +51,10 @@ class SelectAlgorithm final : public Pass {
       if (!typed) continue;
       std::string algo = p.ops[n]->algorithm(inputs);
       if (algo.empty()) continue;
+      if (p.tuning.enabled) {
+        const std::vector<std::string> candidates = p.ops[n]->algorithm_candidates(inputs);
+        if (candidates.size() > 1) algo = tune_algorithm(p, n, inputs, candidates, setup_candidate);
+      }
       if (algo == "winograd" && !use_winograd_weights(p, node, transformed)) algo = "direct";
       auto it = node.attrs.find("algorithm");
       if (it != node.attrs.end() && it->second.s == algo) continue;
@@ -71,6 +79,18 @@ class SelectAlgorithm final : public Pass {
   }
 
  private:
+  // A node copy and its inputs for a tuning run of `algorithm`: winograd reads the
+  // transformed weights.
+  static void setup_candidate(const std::string& algorithm, ir::Node& node,
+                              std::vector<Tensor>& inputs) {
+    if (algorithm != "winograd" || inputs.size() < 2 || !inputs[1].defined()) return;
+    inputs[1] = kernels::ref::winograd_transform_weights(inputs[1]);
+    ir::Attribute a;
+    a.type = ir::Attribute::Type::kString;
+    a.s = "winograd";
+    node.attrs["weight_layout"] = a;
+  }
+
   // Points `node` (a FusedConv with packed weights) at the winograd transform of its
   // weights, made once per weight value; false when the weights are not a known constant.
   static bool use_winograd_weights(Program& p, ir::Node& node, std::map<int, int>& transformed) {

@@ -106,6 +106,10 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
   info.in_place_values = p.memory.in_place_values;
   info.weight_bytes = p.weight_bytes();
   info.packed_weight_bytes = p.memory.packed_weight_bytes;
+  info.tuned_measured = p.tuning.measured;
+  info.tuned_cached = p.tuning.cached;
+  info.tune_cache = p.tuning.cache_path;
+  info.tune_warning = p.tuning.warning;
   return plan;
 }
 

@@ -70,19 +70,16 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/check.h"
 #include "base/cpu.h"
+#include "base/json_cache.h"
 #include "hwy/aligned_allocator.h"
 #include "tern/roofline.h"
 
@@ -223,28 +220,10 @@ Roofline from_json(const json& j, const std::string& path, const std::string& ke
   return r;
 }
 
-// The whole cache file; a json null when it does not exist. Throws IOError when it cannot
-// be read or is not a tern roofline cache.
-json read_cache_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return nullptr;
-  std::ifstream in(path, std::ios::binary);
-  TERN_CHECK(in.good(), IOError, "roofline cache '{}': cannot open it for reading", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  TERN_CHECK(!j.is_discarded(), IOError,
-             "roofline cache '{}' is corrupt: not valid JSON (delete it, or run `tern roofline "
-             "--measure` to replace it)",
-             path);
-  const auto version = j.find("version");  // end() when j is no object
-  TERN_CHECK(version != j.end() && version->is_number_integer() && *version == kCacheVersion &&
-                 j.contains("entries") && j["entries"].is_object(),
-             IOError,
-             "roofline cache '{}' is corrupt: expected an object with \"version\": {} and "
-             "\"entries\" (delete it, or run `tern roofline --measure` to replace it)",
-             path, kCacheVersion);
-  return j;
+// The roofline cache file at `path`.
+JsonCacheFile cache_file(const std::string& path) {
+  return JsonCacheFile{path, kCacheVersion, "roofline cache",
+                       "delete it, or run `tern roofline --measure` to replace it"};
 }
 
 }  // namespace
@@ -316,14 +295,7 @@ Roofline measure_roofline(const RooflineOptions& options) {
   return r;
 }
 
-std::string roofline_cache_path() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg) return (std::filesystem::path(xdg) / "tern" / "roofline.json").string();
-  const char* home = std::getenv("HOME");
-  if (home && *home)
-    return (std::filesystem::path(home) / ".cache" / "tern" / "roofline.json").string();
-  return "";
-}
+std::string roofline_cache_path() { return tern_cache_path("roofline.json"); }
 
 std::string roofline_cache_key() {
   const CpuInfo cpu = cpu_info();
@@ -332,7 +304,7 @@ std::string roofline_cache_key() {
 }
 
 bool read_roofline_cache(const std::string& path, const std::string& key, Roofline* out) {
-  const json file = read_cache_file(path);
+  const json file = read_json_cache(cache_file(path));
   if (file.is_null()) return false;
   auto it = file["entries"].find(key);
   if (it == file["entries"].end()) return false;
@@ -342,33 +314,7 @@ bool read_roofline_cache(const std::string& path, const std::string& key, Roofli
 
 void write_roofline_cache(const std::string& path, const std::string& key,
                           const Roofline& roofline) {
-  json file;
-  try {
-    file = read_cache_file(path);
-  } catch (const IOError&) {
-    file = nullptr;  // corrupt: replaced
-  }
-  if (file.is_null()) file = {{"version", kCacheVersion}, {"entries", json::object()}};
-  file["entries"][key] = to_json(roofline);
-
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  TERN_CHECK(!ec, IOError, "roofline cache '{}': cannot create its folder: {}", path, ec.message());
-  const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    TERN_CHECK(out.good(), IOError, "roofline cache '{}': cannot write '{}'", path, tmp);
-    out << file.dump(2) << "\n";
-    out.flush();
-    TERN_CHECK(out.good(), IOError, "roofline cache '{}': writing '{}' failed", path, tmp);
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    TERN_THROW(IOError, "roofline cache '{}': cannot replace it", path);
-  }
+  write_json_cache_entry(cache_file(path), key, to_json(roofline));
 }
 
 Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource* source) {

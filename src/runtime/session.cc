@@ -143,6 +143,8 @@ runtime::Plan& Session::Impl::plan_for(const std::vector<ops::TensorType>& types
 passes::PipelineOptions Session::Impl::pipeline_options() const {
   passes::PipelineOptions p;
   p.disabled = options.disabled_passes;
+  p.tune = options.tune;
+  p.tune_cache = options.tune_cache;
 #ifdef NDEBUG
   p.verify = options.verify_passes;
 #else

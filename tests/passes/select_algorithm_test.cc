@@ -5,6 +5,12 @@
 // kernel applies (a block that is not the target's vector width, groups that split a
 // block); a preset choice the op can run is kept; results are unchanged, also when a
 // winograd plan meets a SIMD target of another width (its reference twin runs).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "base/cpu.h"
 #include "pass_test_util.h"
 
@@ -124,6 +130,94 @@ TEST(SelectAlgorithm, OffLeavesNoAttributeAndTheOpChoosesTheSame) {
 TEST(SelectAlgorithm, KeepsResults) {
   const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 13, 11}, 9)}};
   expect_pass_keeps_results(mixed_model(), feeds, "select-algorithm", 1e-4);
+}
+
+// mixed_model compiled with --tune and the tune cache at `cache`.
+passes::Program compile_tuned(const std::string& cache) {
+  const std::string bytes = mixed_model().bytes();
+  ir::Graph graph = onnx::load_model(bytes.data(), bytes.size(), onnx::LoadLimits{});
+  passes::Program p = passes::make_program(graph, {{DType::kFloat32, {1, 3, 13, 11}}},
+                                           ops::ExecContext{1}, int64_t{1} << 31,
+                                           simd_float_lanes());
+  passes::PipelineOptions options;
+  options.verify = true;
+  options.tune = true;
+  options.tune_cache = cache;
+  passes::run_pipeline(p, options);
+  return p;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream(path) << j.dump(2);
+}
+
+// --tune: the two 3x3 stride-1 convs ("kxk" 12 -> 16 and "wino" 16 -> 16) are measured as
+// direct and winograd and get the faster; the choice is cached and a later compile
+// follows the cache (edited here to force each answer); a corrupt cache is measured
+// again with a warning and replaced; results stay those of the reference.
+TEST(SelectAlgorithm, TuneMeasuresCandidatesAndFollowsTheCache) {
+  if (cpu_info().best_target == "SCALAR") GTEST_SKIP() << "no fast kernels";
+  const std::string dir = ::testing::TempDir() + "tern_tune_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  const std::string cache = dir + "/tune.json";
+
+  passes::Program p = compile_tuned(cache);
+  EXPECT_EQ(p.tuning.measured, 2);
+  EXPECT_EQ(p.tuning.cached, 0);
+  EXPECT_EQ(p.tuning.warning, "");
+  nlohmann::json file = read_json(cache);
+  ASSERT_FALSE(file.is_discarded());
+  ASSERT_EQ(file["entries"].size(), 2u);
+  const auto algo = algorithms(p);
+  for (auto& [key, entry] : file["entries"].items()) {
+    SCOPED_TRACE(key);
+    EXPECT_TRUE(entry["ms"].contains("direct") && entry["ms"].contains("winograd"));
+    const std::string choice = entry["algorithm"];
+    EXPECT_TRUE(choice == "direct" || choice == "winograd");
+    // The key holds the packed weights' shape [ceil(16/c), C, 3, 3, c]: C tells the node.
+    const std::string node = key.find(", 12, 3, 3, ") != std::string::npos ? "kxk" : "wino";
+    EXPECT_EQ(algo.at(node), choice);
+    // The faster one was chosen.
+    EXPECT_LE(entry["ms"][choice].get<double>(),
+              entry["ms"][choice == "direct" ? "winograd" : "direct"].get<double>());
+  }
+
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 13, 11}, 9)}};
+  const std::vector<NamedTensor> plain = run_model(mixed_model(), feeds, all_passes_except({}));
+  for (const char* forced : {"direct", "winograd"}) {
+    SCOPED_TRACE(forced);
+    for (auto& [key, entry] : file["entries"].items()) entry["algorithm"] = forced;
+    write_json(cache, file);
+    passes::Program q = compile_tuned(cache);
+    EXPECT_EQ(q.tuning.measured, 0);
+    EXPECT_EQ(q.tuning.cached, 2);
+    EXPECT_EQ(algorithms(q).at("kxk"), forced);
+    EXPECT_EQ(algorithms(q).at("wino"), forced);
+    // The same through a Session with this cache: the outputs match the reference.
+    const std::string bytes = mixed_model().bytes();
+    SessionOptions options;
+    options.verify_passes = true;
+    options.tune = true;
+    options.tune_cache = cache;
+    options.num_threads = 1;  // the cache's entries are for one thread
+    Session session = Session::from_memory(bytes.data(), bytes.size(), options);
+    expect_outputs_near(session.run(feeds), plain, 1e-4);
+    const PlanInfo info = session.plan_info({{"x", {1, 3, 13, 11}}});
+    EXPECT_EQ(info.tuned_cached, 2);
+    EXPECT_EQ(info.tune_cache, cache);
+  }
+
+  std::ofstream(cache) << "{ not json";
+  passes::Program r = compile_tuned(cache);
+  EXPECT_EQ(r.tuning.measured, 2);
+  EXPECT_NE(r.tuning.warning.find("is corrupt"), std::string::npos) << r.tuning.warning;
+  EXPECT_FALSE(read_json(cache).is_discarded());  // replaced
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

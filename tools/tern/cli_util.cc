@@ -156,6 +156,20 @@ void add_disable_pass_option(CLI::App& cmd, std::vector<std::string>& names) {
       ->allow_extra_args(false);
 }
 
+void add_tune_option(CLI::App& cmd, bool& tune) {
+  cmd.add_flag("--tune", tune,
+               "Measure the candidate kernels of layers that have several (direct or winograd "
+               "for 3x3 convolutions) and run the fastest; cached in ~/.cache/tern/tune.json");
+}
+
+void print_tuning(const char* label, const PlanInfo& plan) {
+  if (plan.tuned_measured + plan.tuned_cached == 0) return;
+  fmt::print("{}{} layers measured, {} from the cache {}\n", label, plan.tuned_measured,
+             plan.tuned_cached, plan.tune_cache.empty() ? "(none)" : plan.tune_cache);
+  if (!plan.tune_warning.empty())
+    fmt::print(stderr, "tern: warning: {}\n", one_line(plan.tune_warning));
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;

@@ -60,6 +60,14 @@ std::string one_line(const std::string& text);
 /// lists the passes).
 void add_disable_pass_option(CLI::App& cmd, std::vector<std::string>& names);
 
+/// Adds `--tune` (SessionOptions::tune) to `cmd`.
+void add_tune_option(CLI::App& cmd, bool& tune);
+
+/// One line on what `--tune` did for a plan ("tuned: 12 layers measured, 5 from the cache
+/// FILE"), prefixed by `label`, plus a warning line when the cache could not be used;
+/// nothing when nothing was tuned.
+void print_tuning(const char* label, const PlanInfo& plan);
+
 /// Writes `text` to the file at `path` (created or replaced). Throws IOError naming the
 /// file when it cannot be written.
 void write_text_file(const std::string& path, const std::string& text);

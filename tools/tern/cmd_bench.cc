@@ -27,6 +27,7 @@ struct BenchOptions {
   std::vector<std::string> disabled_passes;
   bool per_layer = false;
   std::string trace;
+  bool tune = false;
 };
 
 constexpr uint32_t kSeed = 20240601;
@@ -138,6 +139,7 @@ int run_bench(const BenchOptions& opt) {
   SessionOptions options;
   options.num_threads = opt.threads;
   options.disabled_passes = opt.disabled_passes;
+  options.tune = opt.tune;
   Session session(opt.model, options);
   const std::map<std::string, Shape> shapes = resolve_input_shapes(session, given, true);
 
@@ -182,6 +184,7 @@ int run_bench(const BenchOptions& opt) {
       "{:.2f} MB (packed {:.2f} MB)\n",
       plan.nodes_after, plan.nodes_before, plan.arena_bytes / mb, plan.intermediate_bytes / mb,
       plan.weight_bytes / mb, plan.packed_weight_bytes / mb);
+  print_tuning("tuned:   ", plan);
   if (opt.per_layer || !opt.trace.empty()) profile_layers(opt, session, feeds);
   return 0;
 }
@@ -200,6 +203,7 @@ Command add_bench(CLI::App& app) {
   sub->add_option("-t,--threads", opt->threads, "Threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   add_disable_pass_option(*sub, opt->disabled_passes);
+  add_tune_option(*sub, opt->tune);
   sub->add_option("-n,--runs", opt->runs, "Timed runs")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));

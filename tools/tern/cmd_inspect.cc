@@ -18,6 +18,7 @@ struct InspectOptions {
   bool passes = false;
   std::string dot_file;
   std::vector<std::string> disabled_passes;
+  bool tune = false;
 };
 
 void print_signature(const char* title, const std::vector<TensorInfo>& infos) {
@@ -72,12 +73,14 @@ void print_plan_summary(const PlanInfo& info) {
       group_digits(info.intermediate_bytes));
   fmt::print("weights:    {} bytes, of which {} packed at plan time\n",
              group_digits(info.weight_bytes), group_digits(info.packed_weight_bytes));
+  print_tuning("tuned:      ", info);
 }
 
 int run_inspect(const InspectOptions& opt) {
   const std::map<std::string, Shape> given = parse_shape_args(opt.shapes);
   SessionOptions options;
   options.disabled_passes = opt.disabled_passes;
+  options.tune = opt.tune;
   Session session(opt.model, options);
   const std::map<std::string, Shape> shapes = resolve_input_shapes(session, given, false);
   fmt::print("model:      {}\n", opt.model);
@@ -168,6 +171,7 @@ Command add_inspect(CLI::App& app) {
                 "Print the graph before the passes and after each one (op, name, shapes, layout)");
   sub->add_option("--dot", opt->dot_file, "Write the compiled plan as Graphviz DOT to FILE");
   add_disable_pass_option(*sub, opt->disabled_passes);
+  add_tune_option(*sub, opt->tune);
   return {sub, [opt] { return run_inspect(*opt); }};
 }
 

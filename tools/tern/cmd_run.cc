@@ -26,6 +26,7 @@ struct RunOptions {
   std::string output_dir;
   int threads = 0;
   std::vector<std::string> disabled_passes;
+  bool tune = false;
 };
 
 // Reads a .npy or .pb tensor file, by extension.
@@ -115,6 +116,7 @@ int run_run(const RunOptions& opt) {
   SessionOptions options;
   options.num_threads = opt.threads;
   options.disabled_passes = opt.disabled_passes;
+  options.tune = opt.tune;
   Session session(opt.model, options);
   std::vector<NamedTensor> feeds = read_inputs(session, opt.inputs);
 
@@ -169,6 +171,7 @@ Command add_run(CLI::App& app) {
   sub->add_option("-t,--threads", opt->threads, "Threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   add_disable_pass_option(*sub, opt->disabled_passes);
+  add_tune_option(*sub, opt->tune);
   return {sub, [opt] { return run_run(*opt); }};
 }
 
