@@ -1,16 +1,8 @@
 // Register-blocked direct convolution into NCHWc; see direct_conv.h and README.md.
 //
-// Register blocking (one tile = B output-channel blocks x R output pixels of one row,
-// B * R accumulator vectors kept in registers over every input channel and tap):
-//   - AVX-512 (Sapphire Rapids): FMA latency 4 cycles, 2 FMAs per cycle, so at least 8
-//     independent accumulators keep both FMA ports busy; 32 zmm registers leave room for
-//     24 accumulators + B weight vectors + 1 broadcast input. Tiles: 4x6, 3x8, 2x12, 1x12.
-//     More output blocks per tile means fewer loads per FMA (B + R loads feed B * R FMAs).
-//   - NEON (Cortex-A72): FMLA latency 7 (4 when chained into the accumulator), 2 per
-//     cycle: 8 to 14 independent accumulators are needed; 32 q registers: the same tiles
-//     as AVX-512 (the paper's 2 rows x 4 pixels is 8 accumulators with c = 4 lanes).
-//   - AVX2 and SSE4: 16 registers: at most 12 accumulators + B weights + 1 broadcast.
-//     Tiles: 3x4, 2x6, 1x12.
+// Register blocking: one tile = B output-channel blocks x R output pixels of one row,
+// B * R accumulator vectors kept in registers over every input channel and tap; the tiles
+// per ISA and their derivation are in kernels/simd/register_tile-inl.h.
 // Border pixels (whose taps reach the padding) use R = 1 with those taps skipped.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/direct/direct_conv.cc"
@@ -21,6 +13,7 @@
 #include "kernels/reference/spatial.h"
 #include "kernels/simd/conv_window.h"
 #include "kernels/simd/epilogue-inl.h"
+#include "kernels/simd/register_tile-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tern::kernels::HWY_NAMESPACE {
@@ -32,24 +25,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 // targets only (CMake disables SVE).
 static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
 
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-constexpr int kMaxBlocks = 3;
-template <int B>
-constexpr int kMaxPixels = B == 1   ? 12
-                           : B == 2 ? 6
-                                    : 4;
-#else
-constexpr int kMaxBlocks = 4;
-template <int B>
-constexpr int kMaxPixels = B == 1   ? 12
-                           : B == 2 ? 12
-                           : B == 3 ? 8
-                                    : 6;
-#endif
 
 // Output pixels per work item at most: enough tiles to amortise a row's setup, small
 // enough that a pointwise layer's flattened image splits across threads.
-constexpr int64_t kSegment = 8 * kMaxPixels<1>;
+constexpr int64_t kSegment = 8 * kTileMaxPixels<1>;
 
 // One convolution, one image, resolved for the tiles.
 struct Direct : ConvWindow {
@@ -144,11 +123,12 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   }
 }
 
-// Tile<B, r> for a run-time r in [1, kMaxPixels<B>] (dense) or [1, min(kMaxPixels<B>, 6)].
+// Tile<B, r> for a run-time r in [1, kTileMaxPixels<B>] (dense) or
+// [1, min(kTileMaxPixels<B>, 6)].
 template <int B, bool kDense, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                       const Span& sp) {
-  if constexpr (R <= (kDense ? kMaxPixels<B> : std::min(kMaxPixels<B>, 6))) {
+  if constexpr (R <= (kDense ? kTileMaxPixels<B> : std::min(kTileMaxPixels<B>, 6))) {
     if (r == R) return Tile<B, R, kDense>(k, ob0, g, oh, ow0, sp);
     TileN<B, kDense, R + 1>(r, k, ob0, g, oh, ow0, sp);
   }
@@ -188,7 +168,7 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
       Tile<B, 1>(k, ob0, g, oh, o, b);
     };
     for (int64_t o = o0; o < ia; ++o) border(o);
-    constexpr int64_t kR = kMaxPixels<B>;
+    constexpr int64_t kR = kTileMaxPixels<B>;
     int64_t o = ia;
     if (k.sw == 1 && k.xb == k.c) {
       for (; o + kR <= ib; o += kR) Tile<B, kR, true>(k, ob0, g, oh, o, sp);
@@ -207,7 +187,7 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
 template <int B = 1>
 void RowN(int64_t blocks, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0,
           int64_t o1) {
-  if constexpr (B <= kMaxBlocks) {
+  if constexpr (B <= kTileMaxBlocks) {
     if (blocks == B) return Row<B>(k, ob0, g, oh, o0, o1);
     RowN<B + 1>(blocks, k, ob0, g, oh, o0, o1);
   }
@@ -226,7 +206,7 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   k.cg = cp.in_channels / cp.groups;
   const int64_t blocks = (cp.out_channels + k.c - 1) / k.c;
   k.group_blocks = cp.groups == 1 ? blocks : cp.out_channels / cp.groups / k.c;
-  k.chunks_per_group = (k.group_blocks + kMaxBlocks - 1) / kMaxBlocks;
+  k.chunks_per_group = (k.group_blocks + kTileMaxBlocks - 1) / kTileMaxBlocks;
   // A 1x1 convolution with stride 1 and no padding (pointwise) maps output pixel i to
   // input pixel i: the image is one row of H * W pixels, so tiles run across row ends.
   // (The output must also have the input's extent: trailing padding would add pixels.)
@@ -274,8 +254,8 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
     const int64_t chunk = item / (k.oh * k.segments);
     const int64_t oh = item / k.segments % k.oh, seg = item % k.segments;
     const int64_t g = chunk / k.chunks_per_group;
-    const int64_t first = chunk % k.chunks_per_group * kMaxBlocks;
-    const int64_t blocks = std::min<int64_t>(kMaxBlocks, k.group_blocks - first);
+    const int64_t first = chunk % k.chunks_per_group * kTileMaxBlocks;
+    const int64_t blocks = std::min<int64_t>(kTileMaxBlocks, k.group_blocks - first);
     RowN(blocks, k, g * k.group_blocks + first, g, oh, seg * kSegment,
          std::min(k.ow, (seg + 1) * kSegment));
   }

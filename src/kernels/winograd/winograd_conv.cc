@@ -8,7 +8,7 @@
 //   2. for each of the 36 points, a GEMM: M[tile][output block][point] = sum over the
 //      input channels of V (broadcast) * U (c output channels): the register tile of the
 //      direct kernel (B output blocks x R tiles; AVX-512/NEON 4x6, 3x8, 2x12, 1x12;
-//      AVX2/SSE4 3x4, 2x6, 1x12; derivation in kernels/direct/direct_conv.cc). The R
+//      AVX2/SSE4 3x4, 2x6, 1x12; derivation in kernels/simd/register_tile-inl.h). The R
 //      broadcasts of one channel are c floats apart (compile-time offsets). Per point the
 //      weights of a chunk (B * C vectors) and V (C * kTiles floats) stay in L1;
 //   3. output transform: A^T m A of each tile and output block, plus the bias, residual
@@ -22,6 +22,7 @@
 #include "hwy/highway.h"
 #include "kernels/reference/winograd.h"
 #include "kernels/simd/epilogue-inl.h"
+#include "kernels/simd/register_tile-inl.h"
 #include "kernels/winograd/winograd_conv.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -32,15 +33,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
 
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-constexpr int kMaxBlocks = 3;
-template <int B>
-constexpr int kMaxTiles = B == 1 ? 12 : B == 2 ? 6 : 4;
-#else
-constexpr int kMaxBlocks = 4;
-template <int B>
-constexpr int kMaxTiles = B == 1 ? 12 : B == 2 ? 12 : B == 3 ? 8 : 6;
-#endif
 
 // Tiles per work item: a multiple of every register tile's R (so only an image's last
 // item has a remainder), and small enough that V and M of one item stay in L2.
@@ -174,10 +166,10 @@ HWY_NOINLINE void GemmTile(const Wino& k, const float* v, const float* u, float*
     for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, m + (r * k.mblocks + b) * kPoints * c);
 }
 
-// GemmTile<B, r> for a run-time r in [1, kMaxTiles<B>].
+// GemmTile<B, r> for a run-time r in [1, kTileMaxPixels<B>].
 template <int B, int R = 1>
 HWY_INLINE void GemmTileN(int64_t r, const Wino& k, const float* v, const float* u, float* m) {
-  if constexpr (R <= kMaxTiles<B>) {
+  if constexpr (R <= kTileMaxPixels<B>) {
     if (r == R) return GemmTile<B, R>(k, v, u, m);
     GemmTileN<B, R + 1>(r, k, v, u, m);
   }
@@ -187,7 +179,7 @@ HWY_INLINE void GemmTileN(int64_t r, const Wino& k, const float* v, const float*
 template <int B>
 void Gemm(const Wino& k, int64_t ob0, int64_t n, const float* v, float* m) {
   const int64_t c = k.c;
-  constexpr int64_t kR = kMaxTiles<B>;
+  constexpr int64_t kR = kTileMaxPixels<B>;
   for (int64_t pt = 0; pt < kPoints; ++pt) {
     const float* vp = v + pt * k.cblocks * kTiles * c;
     const float* up = k.u + ((pt * k.mblocks + ob0) * k.cin) * c;
@@ -201,7 +193,7 @@ void Gemm(const Wino& k, int64_t ob0, int64_t n, const float* v, float* m) {
 
 template <int B = 1>
 void GemmN(int64_t blocks, const Wino& k, int64_t ob0, int64_t n, const float* v, float* m) {
-  if constexpr (B <= kMaxBlocks) {
+  if constexpr (B <= kTileMaxBlocks) {
     if (blocks == B) return Gemm<B>(k, ob0, n, v, m);
     GemmN<B + 1>(blocks, k, ob0, n, v, m);
   }
@@ -231,7 +223,8 @@ void TransformOutput(const Wino& k, int64_t t0, int64_t n, int64_t ob0, int64_t 
         V out[4];
         OutputTransform6(d, part[i], out);
         const int64_t pix = (th * 4 + i) * k.ow + tw * 4;
-        for (int64_t j = 0; j < cols; ++j) StoreOutput(d, k.out, ob, pix + j, hn::Add(out[j], bias));
+        for (int64_t j = 0; j < cols; ++j)
+          StoreOutput(d, k.out, ob, pix + j, hn::Add(out[j], bias));
       }
     }
   }
@@ -248,7 +241,7 @@ bool WinogradSupported(const ref::FusedConvParams& p) {
 }
 
 // Output-block chunks per tile group (one work item each).
-int64_t chunks(const Wino& k) { return (k.mblocks + kMaxBlocks - 1) / kMaxBlocks; }
+int64_t chunks(const Wino& k) { return (k.mblocks + kTileMaxBlocks - 1) / kTileMaxBlocks; }
 
 int64_t WinogradWorkItems(const ref::FusedConvParams& p) {
   const Wino k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
@@ -284,8 +277,8 @@ void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u,
       TransformInput(k, t0, n, v);
       transformed = group;
     }
-    const int64_t ob = item % per_group * kMaxBlocks;
-    const int64_t blocks = std::min<int64_t>(kMaxBlocks, k.mblocks - ob);
+    const int64_t ob = item % per_group * kTileMaxBlocks;
+    const int64_t blocks = std::min<int64_t>(kTileMaxBlocks, k.mblocks - ob);
     GemmN(blocks, k, ob, n, v, m);
     TransformOutput(k, t0, n, ob, ob + blocks, m);
   }

@@ -1,0 +1,44 @@
+// The register tiles of the NCHWc GEMM-like loops (kernels/direct, kernels/winograd): a
+// tile is B output-channel blocks x R pixels (or Winograd tiles), B * R accumulator
+// vectors kept in registers over the whole reduction, fed by B weight loads and R
+// broadcasts per input channel.
+//   - AVX-512 (Sapphire Rapids): FMA latency 4 cycles, 2 FMAs per cycle, so at least 8
+//     independent accumulators keep both FMA ports busy; 32 zmm registers leave room for
+//     24 accumulators + B weight vectors + 1 broadcast input. Tiles: 4x6, 3x8, 2x12, 1x12.
+//     More output blocks per tile means fewer loads per FMA (B + R loads feed B * R FMAs).
+//   - NEON (Cortex-A72): FMLA latency 7 (4 when chained into the accumulator), 2 per
+//     cycle: 8 to 14 independent accumulators are needed; 32 q registers: the same tiles
+//     as AVX-512 (the paper's 2 rows x 4 pixels is 8 accumulators with c = 4 lanes).
+//   - AVX2 and SSE4: 16 registers: at most 12 accumulators + B weights + 1 broadcast.
+//     Tiles: 3x4, 2x6, 1x12.
+//
+// Per-target header: include it after hwy/highway.h inside a foreach_target translation
+// unit (the include guard toggles with HWY_TARGET_TOGGLE, as Highway's -inl.h headers do).
+#if defined(TERN_KERNELS_SIMD_REGISTER_TILE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TERN_KERNELS_SIMD_REGISTER_TILE_INL_H_
+#undef TERN_KERNELS_SIMD_REGISTER_TILE_INL_H_
+#else
+#define TERN_KERNELS_SIMD_REGISTER_TILE_INL_H_
+#endif
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tern::kernels::HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+/// Output-channel blocks per register tile at most.
+inline constexpr int kTileMaxBlocks = 3;
+/// Pixels (R) of a register tile of B output blocks at most.
+template <int B>
+inline constexpr int kTileMaxPixels = B == 1 ? 12 : B == 2 ? 6 : 4;
+#else
+inline constexpr int kTileMaxBlocks = 4;
+template <int B>
+inline constexpr int kTileMaxPixels = B == 1 ? 12 : B == 2 ? 12 : B == 3 ? 8 : 6;
+#endif
+
+}  // namespace tern::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
