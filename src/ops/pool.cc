@@ -1,10 +1,13 @@
 // Pooling (ONNX MaxPool-8/10/11/12, AveragePool-7/10/11, GlobalAveragePool-1,
 // GlobalMaxPool-1, MaxUnpool-9/11), NCHW (1-D to 3-D), float32 (MaxPool also float64,
-// int8, uint8). Kernels: kernels/reference/pool.h.
+// int8, uint8). Kernels: kernels/pool (NCHWc, SIMD) and kernels/reference/pool.h.
 #include "kernels/reference/pool.h"
+
+#include <omp.h>
 
 #include <algorithm>
 
+#include "kernels/pool/nchwc_pool.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
 #include "ops/window.h"
@@ -73,6 +76,24 @@ class PoolOp : public Op {
     }
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
+    if (kernels::nchwc_pool_supported(p)) {
+      // NCHWc (the 3-D window whose last dim is the lanes): the SIMD kernel, its output
+      // rows split across threads.
+      const kernels::PoolKind kind =
+          is_max_ ? kernels::PoolKind::kMax : kernels::PoolKind::kAverage;
+      const int64_t items = kernels::nchwc_pool_work_items(p, planes);
+      const int threads = static_cast<int>(std::min<int64_t>(ctx.num_threads, items));
+      if (threads <= 1) {
+        kernels::f32_nchwc_pool(p, kind, xd, yd, 0, items);
+        return;
+      }
+#pragma omp parallel num_threads(threads)
+      {
+        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        kernels::f32_nchwc_pool(p, kind, xd, yd, items * t / nt, items * (t + 1) / nt);
+      }
+      return;
+    }
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
     for (int64_t c = 0; c < planes; ++c) {
       if (is_max_) {

@@ -85,6 +85,9 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   // Channels of one run are x_step floats apart in x: the lanes of one NCHWc block, or
   // the planes of an NCHW input (whose "blocks" are single channels).
   const int64_t x_step = k.xb == 1 ? k.x_cb_stride : 1;
+  // The pass's first channel as (x block, lane): the same for every tap, so the division
+  // stays out of the tap loops (a first layer's taps have only 3 or 4 channels each).
+  const int64_t cb0 = (ic0 + sp.ic_begin) / k.xb, lane0 = (ic0 + sp.ic_begin) % k.xb;
   // Taps outside, input channels inside: the innermost loop walks a run of channels
   // (x + x_step, w + kH*kW*c per channel), B weight loads and R broadcasts feeding
   // B * R FMAs, with no index arithmetic beyond two pointer increments.
@@ -94,7 +97,7 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
       const float* xt = k.x + (row + col0 + j * k.dw) * k.xb;
       const float* wt = wb + (i * k.kw + j) * c;
       int64_t icg = sp.ic_begin;
-      int64_t cb = (ic0 + icg) / k.xb, lane = (ic0 + icg) % k.xb;
+      int64_t cb = cb0, lane = lane0;
       while (icg < sp.ic_end) {
         const int64_t n = k.xb == 1 ? sp.ic_end - icg : std::min(k.xb - lane, sp.ic_end - icg);
         const float* xs = xt + cb * k.x_cb_stride + lane;

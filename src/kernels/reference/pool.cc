@@ -19,20 +19,6 @@ void for_each_tap_row(const PoolParams& p, const float* xc, float* yc, Fn&& fn) 
   });
 }
 
-// Number of taps j in [0, k) whose position start + j*dilation lies in [lo, hi).
-inline int64_t count_taps(int64_t start, int64_t k, int64_t dilation, int64_t lo, int64_t hi) {
-  const Range r = valid_range(k, dilation, start - lo, hi - lo);
-  return r.empty() ? 0 : r.end - r.begin;
-}
-
-// The AveragePool divisor of output index o along one dim.
-inline int64_t window_count(int64_t o, int64_t in, int64_t k, int64_t stride, int64_t dilation,
-                            int64_t pad_begin, int64_t pad_end, bool include_pad) {
-  const int64_t start = o * stride - pad_begin;
-  return include_pad ? count_taps(start, k, dilation, -pad_begin, in + pad_end)
-                     : count_taps(start, k, dilation, 0, in);
-}
-
 }  // namespace
 
 void f32_max_pool(const PoolParams& p, const float* x, float* y, int64_t plane_begin,
@@ -132,14 +118,14 @@ void f32_average_pool(const PoolParams& p, const float* x, float* y, int64_t pla
     // Divide by the window count, which factors into one count per dim.
     const bool inc = p.count_include_pad;
     for (int64_t od = 0; od < p.out.d; ++od) {
-      const int64_t cd = window_count(od, p.in.d, p.kernel.d, p.stride.d, p.dilation.d,
+      const int64_t cd = pool_window_count(od, p.in.d, p.kernel.d, p.stride.d, p.dilation.d,
                                       p.pad_begin.d, p.pad_end.d, inc);
       for (int64_t oh = 0; oh < p.out.h; ++oh) {
-        const int64_t ch = window_count(oh, p.in.h, p.kernel.h, p.stride.h, p.dilation.h,
+        const int64_t ch = pool_window_count(oh, p.in.h, p.kernel.h, p.stride.h, p.dilation.h,
                                         p.pad_begin.h, p.pad_end.h, inc);
         float* yrow = yc + (od * p.out.h + oh) * p.out.w;
         for (int64_t ow = 0; ow < p.out.w; ++ow) {
-          const int64_t cw = window_count(ow, p.in.w, p.kernel.w, p.stride.w, p.dilation.w,
+          const int64_t cw = pool_window_count(ow, p.in.w, p.kernel.w, p.stride.w, p.dilation.w,
                                           p.pad_begin.w, p.pad_end.w, inc);
           const int64_t count = cd * ch * cw;
           // An empty window (possible only with pads >= kernel) stays 0 rather than NaN.

@@ -25,6 +25,18 @@ struct PoolParams {
   bool count_include_pad = false;
 };
 
+/// The AveragePool divisor's factor along one dim for output index o: how many taps of
+/// its window lie inside the padded extent [-pad_begin, in + pad_end) (include_pad, ONNX
+/// count_include_pad = 1) or inside the input [0, in). The divisor is the product over dims.
+inline int64_t pool_window_count(int64_t o, int64_t in, int64_t k, int64_t stride,
+                                 int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                                 bool include_pad) {
+  const int64_t start = o * stride - pad_begin;
+  const Range r = include_pad ? valid_range(k, dilation, start + pad_begin, in + pad_begin + pad_end)
+                              : valid_range(k, dilation, start, in);
+  return r.empty() ? 0 : r.end - r.begin;
+}
+
 /// Max over each window, planes [plane_begin, plane_end) of x: [planes, in.d, in.h,
 /// in.w] into y: [planes, out.d, out.h, out.w] (both contiguous). Padding never wins:
 /// only taps inside the input are compared (a window with no such tap gives -inf).

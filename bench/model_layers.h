@@ -1,0 +1,66 @@
+// What the layer microbenchmarks (conv_bench, pool_bench) share: the models of
+// ../shared/models at their reference input sizes, compiled by tern's pass pipeline, and
+// a loop that runs one node's op exactly as the plan runs it (same layouts, packed
+// weights, kernel), on random inputs.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/program.h"
+#include "tern/tensor.h"
+
+namespace tern::bench {
+
+/// A model file of ../shared/models and its NCHW input shape.
+struct ModelCase {
+  const char* file;
+  Shape shape;
+};
+
+/// The reference sizes of the shared models (RetinaFace at 320x320 and 640x640).
+const std::vector<ModelCase>& bench_models();
+
+/// Options every layer benchmark takes: --threads N (ours, removed from argv before
+/// Google Benchmark parses the rest) and $TERN_MODELS_DIR (default ../shared/models).
+struct BenchSetup {
+  int threads = 1;
+  std::string models_dir;
+};
+
+/// Parses --threads, initialises Google Benchmark with the remaining arguments and adds the
+/// thread count and SIMD target to its context.
+BenchSetup init_layer_bench(int argc, char** argv);
+
+/// The program of `graph` at NCHW input `shape`, compiled by the pipeline with the passes
+/// in `disabled` switched off, for `threads` threads. Throws tern::Error as the pipeline does.
+std::shared_ptr<passes::Program> compile_model(const ir::Graph& graph, const Shape& shape,
+                                               const std::vector<std::string>& disabled,
+                                               int threads);
+
+/// One of bench_models() loaded and compiled with every pass on.
+struct CompiledModel {
+  ModelCase model;
+  ir::Graph graph;
+  std::shared_ptr<passes::Program> program;
+};
+
+/// bench_models() found in `dir`, each compiled for `threads` threads; a model that fails
+/// to load is skipped with a message on stderr.
+std::vector<CompiledModel> compile_bench_models(const std::string& dir, int threads);
+
+/// The attribute `name` of n as text: its string, or its ints joined by "x"; "" if absent.
+std::string attr_str(const ir::Node& n, const char* name);
+
+/// The index of the node named `name` in p's graph, or -1.
+int node_named(const passes::Program& p, const std::string& name);
+
+/// Runs node `node` of p once per benchmark iteration through its op (inputs: the plan's
+/// constants, and uniform [-1, 1) floats for the rest; one preallocated output).
+void run_node_loop(benchmark::State& state, const passes::Program& p, int node, int threads);
+
+}  // namespace tern::bench
