@@ -56,6 +56,19 @@ struct Span {
   bool first, last;
 };
 
+// One tap of one input channel: B weight vectors (ws, ws + w_ob_stride, ...) times R
+// broadcast inputs (xs[r * pixel_step]), B * R independent FMAs into acc.
+template <int B, int R, class D, class V>
+HWY_INLINE void TapStep(D d, V (&acc)[B][R], const float* xs, int64_t pixel_step,
+                        const float* ws, int64_t w_ob_stride) {
+  V wv[B];
+  for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, ws + b * w_ob_stride);
+  for (int r = 0; r < R; ++r) {
+    const V xv = hn::Set(d, xs[r * pixel_step]);
+    for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
+  }
+}
+
 // B output blocks from ob0 (all in group g) x R pixels from column ow0 of row oh.
 // kDense: the R pixels are consecutive in an NCHWc input (stride 1, x_block = c), so
 // their offsets are compile-time constants (r * c floats) and take no registers; else
@@ -82,37 +95,49 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   const int64_t ic0 = g * k.cg;
   const int64_t col0 = ow0 * k.sw - k.pw;
   const int64_t pixel_step = kDense ? static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * k.xb;
-  // Channels of one run are x_step floats apart in x: the lanes of one NCHWc block, or
-  // the planes of an NCHW input (whose "blocks" are single channels).
-  const int64_t x_step = k.xb == 1 ? k.x_cb_stride : 1;
-  // The pass's first channel as (x block, lane): the same for every tap, so the division
-  // stays out of the tap loops (a first layer's taps have only 3 or 4 channels each).
-  const int64_t cb0 = (ic0 + sp.ic_begin) / k.xb, lane0 = (ic0 + sp.ic_begin) % k.xb;
-  // Taps outside, input channels inside: the innermost loop walks a run of channels
-  // (x + x_step, w + kH*kW*c per channel), B weight loads and R broadcasts feeding
-  // B * R FMAs, with no index arithmetic beyond two pointer increments.
-  for (int64_t i = sp.kh0; i < sp.kh1; ++i) {
-    const int64_t row = (oh * k.sh - k.ph + i * k.dh) * k.wd;
-    for (int64_t j = sp.kw0; j < sp.kw1; ++j) {
-      const float* xt = k.x + (row + col0 + j * k.dw) * k.xb;
-      const float* wt = wb + (i * k.kw + j) * c;
-      int64_t icg = sp.ic_begin;
-      int64_t cb = cb0, lane = lane0;
-      while (icg < sp.ic_end) {
-        const int64_t n = k.xb == 1 ? sp.ic_end - icg : std::min(k.xb - lane, sp.ic_end - icg);
-        const float* xs = xt + cb * k.x_cb_stride + lane;
-        const float* ws = wt + icg * w_ic_stride;
-        for (int64_t l = 0; l < n; ++l, xs += x_step, ws += w_ic_stride) {
-          V wv[B];
-          for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, ws + b * k.w_ob_stride);
-          for (int r = 0; r < R; ++r) {
-            const V xv = hn::Set(d, xs[r * pixel_step]);
-            for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
-          }
+  if (k.xb == 1 && sp.ic_end - sp.ic_begin < sp.kw1 - sp.kw0) {
+    // NCHW input with fewer channels than taps per row (the first layer: 3 or 4
+    // channels, 3x3 to 7x7): channels outside, taps inside, so the innermost loop walks
+    // a row of taps (x + dilation, w + c per tap); a 3-channel run per tap cost as much
+    // loop as FMAs.
+    for (int64_t icg = sp.ic_begin; icg < sp.ic_end; ++icg) {
+      const float* xc = k.x + (ic0 + icg) * k.x_cb_stride + col0 + sp.kw0 * k.dw;
+      const float* wc = wb + icg * w_ic_stride + sp.kw0 * c;
+      for (int64_t i = sp.kh0; i < sp.kh1; ++i) {
+        const float* xs = xc + (oh * k.sh - k.ph + i * k.dh) * k.wd;
+        const float* ws = wc + i * k.kw * c;
+        for (int64_t j = sp.kw0; j < sp.kw1; ++j, xs += k.dw, ws += c) {
+          TapStep<B, R>(d, acc, xs, pixel_step, ws, k.w_ob_stride);
         }
-        icg += n;
-        lane = 0;
-        cb += k.xb == 1 ? n : 1;
+      }
+    }
+  } else {
+    // Taps outside, input channels inside: the innermost loop walks a run of channels
+    // (x + x_step, w + kH*kW*c per channel) with no index arithmetic beyond two pointer
+    // increments. Channels of one run are x_step floats apart in x: the lanes of one
+    // NCHWc block, or the planes of an NCHW input (whose "blocks" are single channels).
+    // The pass's first (block, lane) is the same for every tap: its division stays out.
+    const int64_t x_step = k.xb == 1 ? k.x_cb_stride : 1;
+    const int64_t cb0 = (ic0 + sp.ic_begin) / k.xb, lane0 = (ic0 + sp.ic_begin) % k.xb;
+    for (int64_t i = sp.kh0; i < sp.kh1; ++i) {
+      const int64_t row = (oh * k.sh - k.ph + i * k.dh) * k.wd;
+      for (int64_t j = sp.kw0; j < sp.kw1; ++j) {
+        const float* xt = k.x + (row + col0 + j * k.dw) * k.xb;
+        const float* wt = wb + (i * k.kw + j) * c;
+        int64_t icg = sp.ic_begin;
+        int64_t cb = cb0, lane = lane0;
+        while (icg < sp.ic_end) {
+          const int64_t n =
+              k.xb == 1 ? sp.ic_end - icg : std::min(k.xb - lane, sp.ic_end - icg);
+          const float* xs = xt + cb * k.x_cb_stride + lane;
+          const float* ws = wt + icg * w_ic_stride;
+          for (int64_t l = 0; l < n; ++l, xs += x_step, ws += w_ic_stride) {
+            TapStep<B, R>(d, acc, xs, pixel_step, ws, k.w_ob_stride);
+          }
+          icg += n;
+          lane = 0;
+          cb += k.xb == 1 ? n : 1;
+        }
       }
     }
   }
