@@ -24,6 +24,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // The tiles hold arrays of vectors and use MaxLanes as the vector width: fixed-width
 // targets only (CMake disables SVE).
 static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
+constexpr int kLanes = static_cast<int>(hn::MaxLanes(hn::ScalableTag<float>()));
 
 
 // Output pixels per work item at most: enough tiles to amortise a row's setup, small
@@ -70,10 +71,11 @@ HWY_INLINE void TapStep(D d, V (&acc)[B][R], const float* xs, int64_t pixel_step
 }
 
 // B output blocks from ob0 (all in group g) x R pixels from column ow0 of row oh.
-// kDense: the R pixels are consecutive in an NCHWc input (stride 1, x_block = c), so
-// their offsets are compile-time constants (r * c floats) and take no registers; else
-// they are r * stride * x_block, computed at run time.
-template <int B, int R, bool kDense = false>
+// kStep: the floats between the R pixels' inputs when known at compile time (0: run
+// time, r * stride * x_block). Known offsets take no registers, so such tiles reach
+// kTileMaxPixels<B> pixels: consecutive pixels of an NCHWc input (stride 1, kStep = c)
+// and stride-2 pixels of an NCHW input (the first layers, kStep = 2).
+template <int B, int R, int kStep = 0>
 HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                        const Span& sp) {
   const hn::ScalableTag<float> d;
@@ -94,7 +96,7 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   const int64_t w_ic_stride = k.kh * k.kw * c;  // packed: [ob][icg][kh][kw][c]
   const int64_t ic0 = g * k.cg;
   const int64_t col0 = ow0 * k.sw - k.pw;
-  const int64_t pixel_step = kDense ? static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * k.xb;
+  const int64_t pixel_step = kStep > 0 ? int64_t{kStep} : k.sw * k.xb;
   if (k.xb == 1 && sp.ic_end - sp.ic_begin < sp.kw1 - sp.kw0) {
     // NCHW input with fewer channels than taps per row (the first layer: 3 or 4
     // channels, 3x3 to 7x7): channels outside, taps inside, so the innermost loop walks
@@ -157,7 +159,7 @@ template <int B, bool kDense, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                       const Span& sp) {
   if constexpr (R <= (kDense ? kTileMaxPixels<B> : std::min(kTileMaxPixels<B>, 6))) {
-    if (r == R) return Tile<B, R, kDense>(k, ob0, g, oh, ow0, sp);
+    if (r == R) return Tile<B, R, kDense ? kLanes : 0>(k, ob0, g, oh, ow0, sp);
     TileN<B, kDense, R + 1>(r, k, ob0, g, oh, ow0, sp);
   }
 }
@@ -199,12 +201,17 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
     constexpr int64_t kR = kTileMaxPixels<B>;
     int64_t o = ia;
     if (k.sw == 1 && k.xb == k.c) {
-      for (; o + kR <= ib; o += kR) Tile<B, kR, true>(k, ob0, g, oh, o, sp);
+      for (; o + kR <= ib; o += kR) Tile<B, kR, kLanes>(k, ob0, g, oh, o, sp);
       if (o < ib) TileN<B, true>(ib - o, k, ob0, g, oh, o, sp);
     } else {
       // Run-time pixel offsets each take a register: at most 6 pixels, so that they and
-      // the loop's pointers fit in the 15 usable general registers without spilling.
+      // the loop's pointers fit in the 15 usable general registers without spilling. An
+      // NCHW input at stride 2 (the first layers) has compile-time offsets: full tiles
+      // first, which halves the weight loads and loop overhead per FMA for B = 1.
       constexpr int64_t kRs = kR < 6 ? kR : 6;
+      if (k.xb == 1 && k.sw == 2) {
+        for (; o + kR <= ib; o += kR) Tile<B, kR, 2>(k, ob0, g, oh, o, sp);
+      }
       for (; o + kRs <= ib; o += kRs) Tile<B, kRs>(k, ob0, g, oh, o, sp);
       if (o < ib) TileN<B, false>(ib - o, k, ob0, g, oh, o, sp);
     }
