@@ -115,6 +115,7 @@ struct PlanInfo {
   int64_t intermediate_bytes = 0;   ///< sum of all intermediate tensor sizes (no reuse)
   int64_t arena_values = 0;         ///< intermediates placed in the arena
   int64_t in_place_values = 0;      ///< intermediates written into their input's buffer
+  int64_t slice_values = 0;         ///< Concat inputs written into their slice of its output
   int64_t weight_bytes = 0;         ///< constants the plan's nodes read (packed ones included)
   int64_t packed_weight_bytes = 0;  ///< of which re-laid-out at plan time for the kernels
   int tuned_measured = 0;           ///< SessionOptions::tune: layers measured for this plan

@@ -52,11 +52,13 @@ class ConcatOp final : public Op {
       const int64_t len = x.dim(axis);
       if (len == 0) continue;
       const Tensor dst = y.slice(axis, offset, offset + len);
+      offset += len;
+      // Already there: the plan had its producer write into this slice (concat-slices).
+      if (dst.raw_data() == x.raw_data() && dst.is_contiguous() && x.is_contiguous()) continue;
       const BroadcastIterator it{StridedOperand::of(dst), StridedOperand::of(x)};
       it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
         kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
       });
-      offset += len;
     }
   }
 

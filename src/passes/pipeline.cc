@@ -17,6 +17,7 @@ const Pass& assign_layout_pass();
 const Pass& pack_weights_pass();
 const Pass& select_algorithm_pass();
 const Pass& in_place_pass();
+const Pass& concat_slices_pass();
 const Pass& plan_memory_pass();
 
 // The order matters:
@@ -34,7 +35,7 @@ const std::vector<const Pass*>& all_passes() {
       &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
       &fold_batch_norm_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
       &pack_weights_pass(),    &select_algorithm_pass(),   &in_place_pass(),
-      &plan_memory_pass(),
+      &concat_slices_pass(),   &plan_memory_pass(),
   };
   return passes;
 }

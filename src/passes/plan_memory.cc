@@ -2,7 +2,8 @@
 // plan and reused by every run, so no tensor is allocated or freed per inference.
 //
 // Liveness: a value is live from the step that writes it to the last step that reads it
-// (or reads a view of it, or a value written into its buffer in place). Two values may
+// (or reads a view of it, or a value written into its buffer in place), and from the
+// first write of a Concat input placed in it (concat-slices). Two values may
 // share bytes only when their live ranges are disjoint. Assignment is greedy by size
 // (largest first, each at the lowest 64-byte-aligned offset that overlaps no placed
 // value live at the same time), the "greedy by size" strategy of Pisarchyk and Lee,
@@ -48,7 +49,8 @@ class PlanMemory final : public Pass {
         continue;
       }
       def[v] = last[v] = step_of[producer];
-      if (b.kind == Kind::kInPlace) continue;  // decided by the in-place pass
+      // Decided by the in-place and concat-slices passes.
+      if (b.kind == Kind::kInPlace || b.kind == Kind::kSlice) continue;
       // The executor places a node's outputs only when it knows all their types at plan
       // time; otherwise it allocates all of them per run.
       bool all_typed = true;
@@ -86,6 +88,21 @@ class PlanMemory final : public Pass {
       }
     }
 
+    // A Concat input written into its slice of the output makes that output's buffer
+    // live from the slice's write. The slices need the output in the arena: if it is
+    // not (it escapes, or has no static type), they get buffers of their own again.
+    for (int v = 0; v < nv; ++v) {
+      BufferAssignment& b = p.buffers[v];
+      if (b.kind != Kind::kSlice) continue;
+      const int src = b.reuses;
+      if (p.buffers[src].kind != Kind::kArena || escapes[src] ||
+          p.types[src]->dtype == DType::kString) {
+        b = BufferAssignment{Kind::kArena};
+        continue;
+      }
+      def[src] = std::min(def[src], def[v]);
+    }
+
     // Buffers to place: arena candidates that do not escape.
     std::vector<int> placed_values;
     const int64_t packed = p.memory.packed_weight_bytes;
@@ -100,6 +117,10 @@ class PlanMemory final : public Pass {
       }
       if (b.kind == Kind::kInPlace) {
         ++p.memory.in_place_values;
+        continue;
+      }
+      if (b.kind == Kind::kSlice) {
+        ++p.memory.slice_values;
         continue;
       }
       if (b.kind != Kind::kArena) continue;

@@ -266,6 +266,8 @@ std::string dump_program(const Program& p) {
       if (b.kind == BufferAssignment::Kind::kArena) os << " @arena+" << b.offset;
       if (b.kind == BufferAssignment::Kind::kInPlace)
         os << " (in place of " << name(b.reuses) << ")";
+      if (b.kind == BufferAssignment::Kind::kSlice)
+        os << " (slice of " << name(b.reuses) << " +" << b.offset << ")";
     }
     os << "\n";
   }

@@ -28,11 +28,14 @@ struct BufferAssignment {
     kArena,    ///< [offset, offset + bytes) of the plan's arena
     kInPlace,  ///< written into the buffer of value `reuses` (the op runs in place)
     kView,     ///< the op returns a view of (or a tensor owned by) its inputs: nothing to allocate
+    kSlice,    ///< written into value `reuses`'s buffer at byte `offset` (a Concat input,
+               ///< see concat-slices): nothing to allocate, the Concat copies nothing
   };
   Kind kind = Kind::kNone;
-  int64_t offset = 0;  ///< kArena: byte offset in the arena (64-byte aligned)
+  int64_t offset = 0;  ///< kArena: byte offset in the arena (64-byte aligned); kSlice: in `reuses`
   int64_t bytes = 0;   ///< kArena: bytes reserved
-  int reuses = -1;     ///< kInPlace: the input value whose buffer this value takes over
+  int reuses = -1;     ///< kInPlace: the input value whose buffer this value takes over;
+                       ///< kSlice: the Concat output this value is a slice of
 };
 
 /// `--tune` (SessionOptions::tune): select-algorithm measures the candidates of every
@@ -52,6 +55,7 @@ struct MemoryStats {
   int64_t intermediate_bytes = 0;   ///< sum of every intermediate tensor's size
   int64_t arena_values = 0;         ///< intermediates placed in the arena
   int64_t in_place_values = 0;      ///< intermediates written into their input's buffer
+  int64_t slice_values = 0;         ///< Concat inputs written into their slice of its output
   int64_t packed_weight_bytes = 0;  ///< weights re-laid-out at plan time for the kernels
 };
 

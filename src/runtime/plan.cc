@@ -104,6 +104,7 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
   info.intermediate_bytes = p.memory.intermediate_bytes;
   info.arena_values = p.memory.arena_values;
   info.in_place_values = p.memory.in_place_values;
+  info.slice_values = p.memory.slice_values;
   info.weight_bytes = p.weight_bytes();
   info.packed_weight_bytes = p.memory.packed_weight_bytes;
   info.tuned_measured = p.tuning.measured;
@@ -151,6 +152,11 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
                                           t.dtype, t.shape);
         } else if (b.kind == BufferAssignment::Kind::kInPlace) {
           prealloc[k] = values[b.reuses];
+        } else if (b.kind == BufferAssignment::Kind::kSlice &&
+                   p.buffers[b.reuses].kind == BufferAssignment::Kind::kArena) {
+          prealloc[k] = Tensor::from_blob(static_cast<char*>(plan.arena->data()) +
+                                              p.buffers[b.reuses].offset + b.offset,
+                                          t.dtype, t.shape);
         }
       }
     }

@@ -88,6 +88,31 @@ MemoryCheck check_memory_plan(const passes::Program& p) {
                 << name(v) << " is written into " << name(h) << ", a graph input or constant";
           break;
         }
+        case Kind::kSlice: {
+          // A Concat input written into its slice of the Concat's output, which must be
+          // an arena buffer that holds the slice, and the only reader of the input.
+          const int src = b.reuses;
+          if (src < 0 || src >= nv) {
+            ADD_FAILURE() << name(v) << " is a slice of value " << src;
+            break;
+          }
+          EXPECT_EQ(p.buffers[src].kind, Kind::kArena) << name(v) << " is a slice of " << name(src);
+          const std::vector<int> readers = p.consumers(v);
+          EXPECT_EQ(readers.size(), 1u) << name(v) << ": a slice read by several nodes";
+          if (readers.size() == 1) {
+            const ir::Node& concat = g.nodes[readers[0]];
+            EXPECT_EQ(concat.op_type, "Concat") << name(v);
+            EXPECT_EQ(concat.outputs[0], src) << name(v) << " is not a slice of its reader";
+          }
+          EXPECT_GE(b.offset, 0) << name(v);
+          if (p.types[v] && p.types[src]) {
+            EXPECT_LE(b.offset + type_bytes(*p.types[v]), type_bytes(*p.types[src]))
+                << name(v) << " runs past the end of " << name(src);
+          }
+          EXPECT_FALSE(p.ops[n]->returns_view()) << name(v);
+          homes[v] = {src};
+          break;
+        }
         case Kind::kView:
           EXPECT_TRUE(p.ops[n]->returns_view())
               << name(v) << " is a view, but " << node.op_type << " writes its outputs";
@@ -119,9 +144,10 @@ MemoryCheck check_memory_plan(const passes::Program& p) {
 
   // Live range of each arena buffer: from its producer's step to the last step reading
   // any value that lives in it.
-  int64_t arena_count = 0, in_place_count = 0;
+  int64_t arena_count = 0, in_place_count = 0, slice_count = 0;
   for (int v = 0; v < nv; ++v) {
     if (p.buffers[v].kind == Kind::kInPlace) ++in_place_count;
+    if (p.buffers[v].kind == Kind::kSlice) ++slice_count;
     if (p.buffers[v].kind != Kind::kArena) continue;
     ++arena_count;
     out.arena.push_back(v);
@@ -130,13 +156,17 @@ MemoryCheck check_memory_plan(const passes::Program& p) {
   for (int v = 0; v < nv; ++v) {
     for (int h : homes[v]) {
       if (p.buffers[h].kind != Kind::kArena) continue;
-      if (g.values[v].producer >= 0)
+      if (g.values[v].producer >= 0) {
+        // A Concat slice is written before the Concat's output "exists".
+        out.start[h] = std::min(out.start[h], step_of[g.values[v].producer]);
         out.end[h] = std::max(out.end[h], step_of[g.values[v].producer]);
+      }
       for (int reader : p.consumers(v)) out.end[h] = std::max(out.end[h], step_of[reader]);
     }
   }
   EXPECT_EQ(p.memory.arena_values, arena_count);
   EXPECT_EQ(p.memory.in_place_values, in_place_count);
+  EXPECT_EQ(p.memory.slice_values, slice_count);
 
   // In place: when v takes over src's storage at step s, nothing else living there may
   // be read after s (it would see v's elements).

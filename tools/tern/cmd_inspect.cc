@@ -67,9 +67,9 @@ void print_plan_summary(const PlanInfo& info) {
   fmt::print("plan:       {} nodes in the model, {} after the passes\n", info.nodes_before,
              info.nodes_after);
   fmt::print(
-      "memory:     arena {} bytes for {} intermediates ({} in place); sum of all intermediate "
-      "sizes {} bytes\n",
-      group_digits(info.arena_bytes), info.arena_values, info.in_place_values,
+      "memory:     arena {} bytes for {} intermediates ({} in place, {} in Concat slices); sum "
+      "of all intermediate sizes {} bytes\n",
+      group_digits(info.arena_bytes), info.arena_values, info.in_place_values, info.slice_values,
       group_digits(info.intermediate_bytes));
   fmt::print("weights:    {} bytes, of which {} packed at plan time\n",
              group_digits(info.weight_bytes), group_digits(info.packed_weight_bytes));
