@@ -78,7 +78,9 @@ std::vector<CompiledModel> compile_bench_models(const std::string& dir, int thre
 std::string attr_str(const ir::Node& n, const char* name) {
   auto it = n.attrs.find(name);
   if (it == n.attrs.end()) return "";
-  return it->second.s.empty() ? fmt::format("{}", fmt::join(it->second.ints, "x")) : it->second.s;
+  const ir::Attribute& a = it->second;
+  if (a.type == ir::Attribute::Type::kInt) return std::to_string(a.i);
+  return a.s.empty() ? fmt::format("{}", fmt::join(a.ints, "x")) : a.s;
 }
 
 int node_named(const passes::Program& p, const std::string& name) {

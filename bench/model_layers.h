@@ -53,7 +53,8 @@ struct CompiledModel {
 /// to load is skipped with a message on stderr.
 std::vector<CompiledModel> compile_bench_models(const std::string& dir, int threads);
 
-/// The attribute `name` of n as text: its string, or its ints joined by "x"; "" if absent.
+/// The attribute `name` of n as text: its int, its string, or its ints joined by "x"; ""
+/// if absent.
 std::string attr_str(const ir::Node& n, const char* name);
 
 /// The index of the node named `name` in p's graph, or -1.

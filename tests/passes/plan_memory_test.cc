@@ -19,7 +19,8 @@ namespace {
 
 using Kind = passes::BufferAssignment::Kind;
 
-const std::vector<std::string> kMemoryOnly = all_passes_except({"in-place", "plan-memory"});
+const std::vector<std::string> kMemoryOnly =
+    all_passes_except({"in-place", "concat-slices", "plan-memory"});
 const std::vector<std::string> kPlanOnly = all_passes_except({"plan-memory"});
 
 int64_t type_bytes(const ops::TensorType& t) {
@@ -131,6 +132,40 @@ MemoryCheck check_memory_plan(const passes::Program& p) {
         EXPECT_EQ(b.kind, Kind::kView) << name(v);
       }
     }
+  }
+
+  // Concat slices: a Concat with one input written into its output has all of them,
+  // back to back in input order (offset = the bytes of the inputs before it), and its
+  // dims before the axis are 1 (so each input is one contiguous run of the output).
+  for (int n : order) {
+    const ir::Node& node = g.nodes[n];
+    if (node.op_type != "Concat" || node.outputs.empty() || node.outputs[0] < 0) continue;
+    const int y = node.outputs[0];
+    bool any = false;
+    for (int x : node.inputs) any = any || (x >= 0 && p.buffers[x].kind == Kind::kSlice);
+    if (!any) continue;
+    if (!p.types[y]) {
+      ADD_FAILURE() << name(y) << ": Concat output with slices has no static type";
+      continue;
+    }
+    const Shape& ys = p.types[y]->shape;
+    const int rank = static_cast<int>(ys.size());
+    const int64_t a = node.attrs.at("axis").i;
+    const int axis = static_cast<int>(a < 0 ? a + rank : a);
+    for (int d = 0; d < axis; ++d) EXPECT_EQ(ys[d], 1) << name(y) << " dim " << d;
+    int64_t expected = 0;
+    for (int x : node.inputs) {
+      if (x < 0) {
+        ADD_FAILURE() << node.name << ": an omitted input next to slices";
+        continue;
+      }
+      EXPECT_EQ(p.buffers[x].kind, Kind::kSlice) << name(x) << ": only some inputs are slices";
+      EXPECT_EQ(p.buffers[x].reuses, y) << name(x);
+      EXPECT_EQ(p.buffers[x].offset, expected) << name(x) << " is not where " << node.name
+                                               << " puts it";
+      if (p.types[x]) expected += type_bytes(*p.types[x]);
+    }
+    EXPECT_EQ(expected, type_bytes(*p.types[y])) << name(y);
   }
 
   // Graph outputs: never in the arena, nor a view of or in place into an arena buffer.
