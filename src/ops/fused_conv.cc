@@ -6,8 +6,6 @@
 // kernels/reference (fused_conv.h, winograd.h) for everything they do not cover.
 #include "kernels/reference/fused_conv.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <optional>
 
@@ -18,6 +16,7 @@
 #include "ops/conv.h"
 #include "ops/epilogue.h"
 #include "ops/op_args.h"
+#include "ops/parallel.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -206,19 +205,9 @@ class FusedConvOp final : public Op {
         begin += last - first;
       }
     };
-    const int64_t total = batch * items;
-    const int threads = static_cast<int>(std::min<int64_t>(ctx.num_threads, total));
-    if (threads <= 1) {
-      run_items(0, total);
-      return;
-    }
     // One contiguous share of the items per thread: consecutive items reuse the same
     // weights (the kernels order them output-block major).
-#pragma omp parallel num_threads(threads)
-    {
-      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-      run_items(total * t / nt, total * (t + 1) / nt);
-    }
+    parallel_ranges(batch * items, ctx.num_threads, run_items);
   }
 
   // The plan's choice: what resolve_algorithm runs, except that packed 3x3 weights for

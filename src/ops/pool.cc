@@ -3,12 +3,11 @@
 // int8, uint8). Kernels: kernels/pool (NCHWc, SIMD) and kernels/reference/pool.h.
 #include "kernels/reference/pool.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 #include "kernels/pool/nchwc_pool.h"
 #include "ops/op_args.h"
+#include "ops/parallel.h"
 #include "ops/registry.h"
 #include "ops/window.h"
 
@@ -81,17 +80,10 @@ class PoolOp : public Op {
       // rows split across threads.
       const kernels::PoolKind kind =
           is_max_ ? kernels::PoolKind::kMax : kernels::PoolKind::kAverage;
-      const int64_t items = kernels::nchwc_pool_work_items(p, planes);
-      const int threads = static_cast<int>(std::min<int64_t>(ctx.num_threads, items));
-      if (threads <= 1) {
-        kernels::f32_nchwc_pool(p, kind, xd, yd, 0, items);
-        return;
-      }
-#pragma omp parallel num_threads(threads)
-      {
-        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        kernels::f32_nchwc_pool(p, kind, xd, yd, items * t / nt, items * (t + 1) / nt);
-      }
+      parallel_ranges(kernels::nchwc_pool_work_items(p, planes), ctx.num_threads,
+                      [&](int64_t begin, int64_t end) {
+                        kernels::f32_nchwc_pool(p, kind, xd, yd, begin, end);
+                      });
       return;
     }
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static)

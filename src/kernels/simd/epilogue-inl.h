@@ -166,14 +166,15 @@ HWY_INLINE V LoadBias(D d, const float* bias, int64_t channels, int64_t ob) {
   if (bias == nullptr) return hn::Zero(d);
   if ((ob + 1) * c <= channels) return hn::LoadU(d, bias + ob * c);
 #if !HWY_MEM_OPS_MIGHT_FAULT
-  // A masked load (AVX-512): the lanes past M read nothing. The stack copy below costs a
+  // A masked load (AVX-512): the lanes past M read nothing. The stack copy costs a
   // call to memcpy and a failed store-to-load forward on every tile of such a layer (11%
   // of RetinaFace's first layer, whose 8 channels fill half a block).
   return hn::MaskedLoad(hn::FirstN(d, static_cast<size_t>(channels - ob * c)), d, bias + ob * c);
-#endif
+#else
   HWY_ALIGN float lanes[hn::MaxLanes(d)] = {};
   for (int64_t l = 0; ob * c + l < channels; ++l) lanes[l] = bias[ob * c + l];
   return hn::Load(d, lanes);
+#endif
 }
 
 }  // namespace tern::kernels::HWY_NAMESPACE
