@@ -46,9 +46,11 @@ TEST(DepthwiseConv, MatchesReferenceOverSweep) {
           if (!t.fits()) t.k = 1, t.dilation = 1;
           t.c_in = t.c_out = t.groups = std::array<int64_t, 5>{c, 5, 2 * c + 3, 3 * c, 1}[i % 5];
           t.y_block = i % 6 == 4;  // NCHW output, with and without a residual
-          t.activation = kActivations[i % 6];
+          // Periods chosen so that the residual cases (i % 3 == 1) on NCHWc outputs meet
+          // several activations with the residual both before and after them.
+          t.activation = kActivations[i / 3 % 6];
           t.residual = i % 3 == 1;
-          t.residual_before = i % 2 == 0;
+          t.residual_before = i / 5 % 2 == 0;
           t.bias = i % 7 != 3;
           run_depthwise(t, c, 300 + i);
         }

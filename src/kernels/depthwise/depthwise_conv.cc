@@ -50,9 +50,9 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const int64_t c = k.c;
-  V acc[R];
+  V acc[1][R];  // one block: StoreBlocks' B x R shape
   const V bias = LoadBias(d, k.bias, k.out.channels, cb);
-  for (int r = 0; r < R; ++r) acc[r] = bias;
+  for (int r = 0; r < R; ++r) acc[0][r] = bias;
   const float* xc = k.x + cb * k.h * k.wd * c;
   const float* wc = k.w + cb * k.kh * k.kw * c;
   const int64_t col0 = ow0 * k.sw - k.pw;
@@ -62,10 +62,12 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
     for (int64_t j = kw0; j < kw1; ++j) {
       const V wv = hn::LoadU(d, wc + (i * k.kw + j) * c);
       const float* xp = xr + (col0 + j * k.dw) * c;
-      for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::LoadU(d, xp + r * step), wv, acc[r]);
+      for (int r = 0; r < R; ++r) {
+        acc[0][r] = hn::MulAdd(hn::LoadU(d, xp + r * step), wv, acc[0][r]);
+      }
     }
   }
-  for (int r = 0; r < R; ++r) StoreOutput(d, k.out, cb, oh * k.ow + ow0 + r, acc[r]);
+  StoreBlocks(d, k.out, cb, oh * k.ow + ow0, acc);
 }
 
 template <bool kDense, int R = 1>

@@ -143,13 +143,13 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
       }
     }
   }
+  if (sp.last) {
+    StoreBlocks(d, k.out, ob0, pix0, acc);
+    return;
+  }
   for (int b = 0; b < B; ++b) {
-    if (sp.last) {
-      StoreOutputs<R>(d, k.out, ob0 + b, pix0, acc[b]);
-    } else {
-      float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
-      for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * c);
-    }
+    float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
+    for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * c);
   }
 }
 

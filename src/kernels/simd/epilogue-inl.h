@@ -52,34 +52,50 @@ inline OutputTarget output_target(const ref::FusedConvParams& p, const float* z,
   return o;
 }
 
-/// The activation of `e` on a vector, for the activations with a pure compare/arith form
-/// (every one but Sigmoid and SiLU; see needs_scalar_activation). Each expression is the
-/// reference's, operation for operation (NaN handling included).
+/// Activation A of `e` on a vector, A known at compile time (the tile stores pick it once
+/// per tile). Each expression is the reference's, operation for operation (NaN handling
+/// included). A must have a vector form (see needs_scalar_activation); other kinds return v.
+template <ref::Activation A, class D, class V = hn::Vec<D>>
+HWY_INLINE V ActivateAs(D d, const ref::Epilogue& e, V v) {
+  const V zero = hn::Zero(d);
+  if constexpr (A == ref::Activation::kRelu) {
+    return hn::IfThenElseZero(hn::Gt(v, zero), v);
+  } else if constexpr (A == ref::Activation::kClip) {
+    const V lo = hn::Set(d, e.alpha), hi = hn::Set(d, e.beta);
+    v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
+    return hn::IfThenElse(hn::Gt(v, hi), hi, v);
+  } else if constexpr (A == ref::Activation::kLeakyRelu) {
+    return hn::IfThenElse(hn::Ge(v, zero), v, hn::Mul(hn::Set(d, e.alpha), v));
+  } else if constexpr (A == ref::Activation::kHardSigmoid) {
+    const V one = hn::Set(d, 1.0f);
+    const V t = hn::Add(hn::Mul(hn::Set(d, e.alpha), v), hn::Set(d, e.beta));
+    const V u = hn::IfThenElse(hn::Lt(t, one), t, one);  // std::min(1, t)
+    return hn::IfThenElse(hn::Lt(zero, u), u, zero);     // std::max(0, u)
+  } else if constexpr (A == ref::Activation::kHardSwish) {
+    const V one = hn::Set(d, 1.0f);
+    const V t = hn::Add(hn::Mul(v, hn::Set(d, 1.0f / 6.0f)), hn::Set(d, 0.5f));
+    const V u = hn::IfThenElse(hn::Lt(t, one), t, one);
+    return hn::Mul(v, hn::IfThenElse(hn::Lt(zero, u), u, zero));
+  } else {
+    return v;
+  }
+}
+
+/// The activation of `e` on a vector, chosen at run time, for the activations with a pure
+/// compare/arith form (every one but Sigmoid and SiLU; see needs_scalar_activation).
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V ActivateVector(D d, const ref::Epilogue& e, V v) {
-  const V zero = hn::Zero(d);
   switch (e.activation) {
     case ref::Activation::kRelu:
-      return hn::IfThenElseZero(hn::Gt(v, zero), v);
-    case ref::Activation::kClip: {
-      const V lo = hn::Set(d, e.alpha), hi = hn::Set(d, e.beta);
-      v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
-      return hn::IfThenElse(hn::Gt(v, hi), hi, v);
-    }
+      return ActivateAs<ref::Activation::kRelu>(d, e, v);
+    case ref::Activation::kClip:
+      return ActivateAs<ref::Activation::kClip>(d, e, v);
     case ref::Activation::kLeakyRelu:
-      return hn::IfThenElse(hn::Ge(v, zero), v, hn::Mul(hn::Set(d, e.alpha), v));
-    case ref::Activation::kHardSigmoid: {
-      const V one = hn::Set(d, 1.0f);
-      const V t = hn::Add(hn::Mul(hn::Set(d, e.alpha), v), hn::Set(d, e.beta));
-      const V u = hn::IfThenElse(hn::Lt(t, one), t, one);  // std::min(1, t)
-      return hn::IfThenElse(hn::Lt(zero, u), u, zero);     // std::max(0, u)
-    }
-    case ref::Activation::kHardSwish: {
-      const V one = hn::Set(d, 1.0f);
-      const V t = hn::Add(hn::Mul(v, hn::Set(d, 1.0f / 6.0f)), hn::Set(d, 0.5f));
-      const V u = hn::IfThenElse(hn::Lt(t, one), t, one);
-      return hn::Mul(v, hn::IfThenElse(hn::Lt(zero, u), u, zero));
-    }
+      return ActivateAs<ref::Activation::kLeakyRelu>(d, e, v);
+    case ref::Activation::kHardSigmoid:
+      return ActivateAs<ref::Activation::kHardSigmoid>(d, e, v);
+    case ref::Activation::kHardSwish:
+      return ActivateAs<ref::Activation::kHardSwish>(d, e, v);
     default:
       return v;
   }
@@ -136,26 +152,93 @@ HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix,
   }
 }
 
-/// Stores R finished accumulators of block `ob` for the consecutive output pixels
-/// pix0 .. pix0 + R - 1 through the epilogue, for any y layout. An NCHW y without a
-/// residual (the detection heads) is written row-wise: the vectors are activated in
-/// registers, transposed through a small buffer and each channel's R pixels stored
+/// StoreBlocks' general path, out of line: the B x R accumulator vectors of blocks
+/// ob0 .. ob0 + B - 1 at pixels pix0 .. pix0 + R - 1, stored by the caller in `buf`
+/// (vector b * R + r at buf + (b * R + r) * lanes; overwritten here), go through the
+/// epilogue for any y layout. An NCHW y without a residual (the detection heads) is
+/// written row-wise: the vectors are activated, and each channel's R pixels stored
 /// together, instead of c scattered scalar stores per pixel.
-template <int R, class D, class V = hn::Vec<D>>
-HWY_INLINE void StoreOutputs(D d, const OutputTarget& o, int64_t ob, int64_t pix0, V (&acc)[R]) {
+template <class D>
+HWY_NOINLINE void StoreBlocksSlow(D d, const OutputTarget& o, int64_t ob0, int64_t pix0, int B,
+                                  int R, float* buf) {
   const ref::Epilogue& e = *o.e;
-  if (o.y_block != 1 || e.residual || needs_scalar_activation(e)) {
-    for (int r = 0; r < R; ++r) StoreOutput(d, o, ob, pix0 + r, acc[r]);
-    return;
-  }
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
-  HWY_ALIGN float tile[R * hn::MaxLanes(d)];
-  for (int r = 0; r < R; ++r) hn::Store(ActivateVector(d, e, acc[r]), d, tile + r * c);
-  const int64_t n = std::min(c, o.channels - ob * c);
-  for (int64_t l = 0; l < n; ++l) {
-    float* row = o.y + (ob * c + l) * o.plane + pix0;
-    for (int r = 0; r < R; ++r) row[r] = tile[r * c + l];
+  const bool rows = o.y_block == 1 && !e.residual && !needs_scalar_activation(e);
+  for (int b = 0; b < B; ++b) {
+    const int64_t ob = ob0 + b;
+    float* vb = buf + int64_t{b} * R * c;
+    if (!rows) {
+      for (int r = 0; r < R; ++r) StoreOutput(d, o, ob, pix0 + r, hn::Load(d, vb + r * c));
+      continue;
+    }
+    for (int r = 0; r < R; ++r) hn::Store(ActivateVector(d, e, hn::Load(d, vb + r * c)), d, vb + r * c);
+    const int64_t n = std::min(c, o.channels - ob * c);
+    for (int64_t l = 0; l < n; ++l) {
+      float* row = o.y + (ob * c + l) * o.plane + pix0;
+      for (int r = 0; r < R; ++r) row[r] = vb[r * c + l];
+    }
   }
+}
+
+/// StoreBlocks for an NCHWc y and activation A: residual and activation in registers,
+/// padded lanes of the last block zeroed, one store per vector.
+template <ref::Activation A, int B, int R, class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreBlocksAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
+                              V (&acc)[B][R]) {
+  const ref::Epilogue& e = *o.e;
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  // Lanes of the last block that hold channels: all of them but in a layer whose M is
+  // not a multiple of c, where the rest are written as 0.
+  const auto valid = hn::FirstN(d, static_cast<size_t>(std::min(c, o.channels - (ob0 + B - 1) * c)));
+  for (int b = 0; b < B; ++b) {
+    const int64_t off = ((ob0 + b) * o.plane + pix0) * c;
+    for (int r = 0; r < R; ++r) {
+      V v = acc[b][r];
+      if (e.residual) {
+        const V z = hn::LoadU(d, o.z + off + r * c);
+        if (e.residual_before_activation) {
+          v = ActivateAs<A>(d, e, hn::Add(v, z));
+        } else {
+          v = hn::Add(ActivateAs<A>(d, e, v), z);
+        }
+      } else {
+        v = ActivateAs<A>(d, e, v);
+      }
+      if (b == B - 1) v = hn::IfThenElseZero(valid, v);
+      hn::StoreU(v, d, o.y + off + r * c);
+    }
+  }
+}
+
+/// Stores the finished accumulators acc[b][r] (bias included) of output blocks ob0 ..
+/// ob0 + B - 1 at the consecutive output pixels pix0 .. pix0 + R - 1 through the
+/// epilogue. The common case (NCHWc y; no activation, Relu or Clip) stays in registers
+/// with one switch per tile; the others (NCHW y, the rarer activations) go through a
+/// buffer to StoreBlocksSlow. Keeping every per-vector branch and call out of the tile
+/// lets the compiler keep a tile's accumulators and weights in registers: with a switch
+/// and a possible call per vector, GCC 12 spilled a weight vector of the pointwise 2x12
+/// tile into the FMA loop.
+template <int B, int R, class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
+                            V (&acc)[B][R]) {
+  if (o.y_block == static_cast<int64_t>(hn::Lanes(d))) {
+    switch (o.e->activation) {
+      case ref::Activation::kNone:
+        return StoreBlocksAs<ref::Activation::kNone>(d, o, ob0, pix0, acc);
+      case ref::Activation::kRelu:
+        return StoreBlocksAs<ref::Activation::kRelu>(d, o, ob0, pix0, acc);
+      case ref::Activation::kClip:
+        return StoreBlocksAs<ref::Activation::kClip>(d, o, ob0, pix0, acc);
+      default:
+        break;
+    }
+  }
+  HWY_ALIGN float buf[B * R * hn::MaxLanes(d)];
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  for (int b = 0; b < B; ++b) {
+    for (int r = 0; r < R; ++r) hn::Store(acc[b][r], d, buf + (b * R + r) * c);
+  }
+  StoreBlocksSlow(d, o, ob0, pix0, B, R, buf);
 }
 
 /// The bias of output channel block `ob` as a vector: bias[ob * c + l], 0 past M or
