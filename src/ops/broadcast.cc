@@ -1,6 +1,7 @@
 #include "ops/broadcast.h"
 
 #include "base/check.h"
+#include "kernels/reference/elementwise.h"
 
 namespace tern::ops {
 
@@ -129,6 +130,32 @@ BroadcastIterator::BroadcastIterator(std::span<const StridedOperand> operands) {
     const int64_t es = operands[k].elem_size;
     for (int i = 0; i < rank_; ++i) byte_stride_[k][i] *= es;
   }
+}
+
+void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_threads) {
+  TERN_CHECK(dst.elem_size == src.elem_size, InvalidArgument,
+             "copy_strided: element sizes differ ({} and {} bytes)", dst.elem_size,
+             src.elem_size);
+  const BroadcastIterator it{dst, src};
+  const int es = dst.elem_size;
+  if (it.rank() == 1 || it.inner_size() >= kShortRun) {
+    it.parallel_for_each(num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+      kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
+    });
+    return;
+  }
+  const int64_t runs = it.num_runs();
+  const int64_t by_grain = std::max<int64_t>(1, it.numel() / BroadcastIterator::kDefaultGrain);
+  const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
+  auto rows = [&](char* const* p, const int64_t* s, int64_t n, const int64_t* rb, int64_t m) {
+    kernels::ref::copy_rows(m, n, es, p[1], s[1], rb[1], p[0], s[0], rb[0]);
+  };
+  if (chunks <= 1) {
+    it.for_each_rows(0, runs, rows);
+    return;
+  }
+#pragma omp parallel for num_threads(chunks) schedule(static)
+  for (int c = 0; c < chunks; ++c) it.for_each_rows(runs * c / chunks, runs * (c + 1) / chunks, rows);
 }
 
 }  // namespace tern::ops

@@ -1,7 +1,6 @@
 // Concat: joins 1..N inputs of equal rank and dtype along `axis` (negative counts from the
 // end); every other dim must match. Any dtype; inputs may be strided and may have size 0
 // along the axis. Source: ONNX Concat-13.
-#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -46,7 +45,6 @@ class ConcatOp final : public Op {
     Tensor& y = outputs[0];
     if (!y.defined()) return;
     const int axis = normalize_axis(axis_, y.rank(), where());
-    const int es = static_cast<int>(dtype_size(y.dtype()));
     int64_t offset = 0;
     for (const Tensor& x : inputs) {
       const int64_t len = x.dim(axis);
@@ -55,10 +53,7 @@ class ConcatOp final : public Op {
       offset += len;
       // Already there: the plan had its producer write into this slice (concat-slices).
       if (dst.raw_data() == x.raw_data() && dst.is_contiguous() && x.is_contiguous()) continue;
-      const BroadcastIterator it{StridedOperand::of(dst), StridedOperand::of(x)};
-      it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-        kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-      });
+      copy_strided(StridedOperand::of(dst), StridedOperand::of(x), ctx.num_threads);
     }
   }
 

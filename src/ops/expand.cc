@@ -1,7 +1,6 @@
 // Expand: broadcasts the input to the shape given by the int64 `shape` input, with
 // multidirectional broadcasting (a 1 in `shape` keeps the input's dim; the output rank
 // is the larger of the two). Any dtype. Source: ONNX Expand-13.
-#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -30,11 +29,7 @@ class ExpandOp final : public Op {
            const ExecContext& ctx) const override {
     Tensor& y = outputs[0];
     if (!y.defined()) return;
-    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(inputs[0])};
-    const int es = static_cast<int>(dtype_size(y.dtype()));
-    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-    });
+    copy_strided(StridedOperand::of(y), StridedOperand::of(inputs[0]), ctx.num_threads);
   }
 };
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -64,10 +63,7 @@ class SliceOp final : public Op {
     src.shape = shape;
     src.strides = strides;
     src.elem_size = es;
-    const BroadcastIterator it{StridedOperand::of(y), src};
-    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-    });
+    copy_strided(StridedOperand::of(y), src, ctx.num_threads);
   }
 
  private:

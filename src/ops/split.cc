@@ -4,7 +4,6 @@
 // Source: ONNX Split-13 (Split-2 / Split-11 for the attribute form).
 #include <numeric>
 
-#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -69,17 +68,13 @@ class SplitOp final : public Op {
            const ExecContext& ctx) const override {
     const Tensor& x = inputs[0];
     const int axis = normalize_axis(axis_, x.rank(), where());
-    const int es = static_cast<int>(dtype_size(x.dtype()));
     const std::vector<TensorType> types = infer(infer_inputs_from(inputs));
     int64_t offset = 0;
     for (size_t k = 0; k < types.size(); ++k) {
       const int64_t len = types[k].shape[axis];
       if (k < outputs.size() && outputs[k].defined() && len > 0) {
         const Tensor src = x.slice(axis, offset, offset + len);
-        const BroadcastIterator it{StridedOperand::of(outputs[k]), StridedOperand::of(src)};
-        it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-          kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-        });
+        copy_strided(StridedOperand::of(outputs[k]), StridedOperand::of(src), ctx.num_threads);
       }
       offset += len;
     }

@@ -5,7 +5,6 @@
 // Tiling is a broadcast copy: view the output [.., r_d * n_d, ..] as [.., r_d, n_d, ..]
 // and the input as [.., 1, n_d, ..] (stride 0 on the repeat dims); the broadcast iterator
 // then does the walk.
-#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -55,10 +54,7 @@ class TileOp final : public Op {
     const int es = static_cast<int>(dtype_size(x.dtype()));
     StridedOperand dst{y.raw_data(), out_shape, out_strides, es};
     StridedOperand src{const_cast<void*>(x.raw_data()), in_shape, in_strides, es};
-    const BroadcastIterator it{dst, src};
-    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* st, int64_t n) {
-      kernels::ref::copy(n, es, p[1], st[1], p[0], st[0]);
-    });
+    copy_strided(dst, src, ctx.num_threads);
   }
 
  private:

@@ -3,7 +3,6 @@
 // Transpose-13.
 #include <numeric>
 
-#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -32,11 +31,7 @@ class TransposeOp final : public Op {
     Tensor& y = outputs[0];
     if (!y.defined()) return;
     const Tensor view = inputs[0].permute(resolve_perm(inputs[0].rank()));
-    const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(view)};
-    const int es = static_cast<int>(dtype_size(y.dtype()));
-    it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-    });
+    copy_strided(StridedOperand::of(y), StridedOperand::of(view), ctx.num_threads);
   }
 
  private:

@@ -62,11 +62,7 @@ class VariadicOp final : public Op {
     if (!y.defined()) return;
     check_contiguous_output(y, where());
     if (inputs.size() == 1) {
-      const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(inputs[0])};
-      const int es = static_cast<int>(dtype_size(y.dtype()));
-      it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-        kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-      });
+      copy_strided(StridedOperand::of(y), StridedOperand::of(inputs[0]), ctx.num_threads);
       return;
     }
     visit_dtype<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "kernels/reference/elementwise.h"
 #include "ops/op_test_util.h"
 
 namespace tern::test {
@@ -201,6 +202,97 @@ TEST(BroadcastIterator, ForEachCoversExactlyTheRange) {
       ASSERT_EQ(o[i], (i >= begin && i < end) ? 1 : 0) << "range " << begin << ".." << end;
     }
   }
+}
+
+TEST(BroadcastIterator, ForEachRowsCoversExactlyTheRuns) {
+  // [3, 5, 7] out with a [5, 1] operand: runs of 7 along the last dim, rows of up to 5
+  // runs along the middle one. Each visit adds 1 to the output element and records the
+  // operand's element (its row index) so that the row strides are checked too.
+  Tensor out = Tensor::zeros(DType::kInt32, {3, 5, 7});
+  Tensor b = Tensor::zeros(DType::kInt32, {5, 1});
+  for (int i = 0; i < 5; ++i) b.data<int32_t>()[i] = 100 * (i + 1);
+  const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(b)};
+  ASSERT_EQ(it.num_runs(), 15);
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 15}, {3, 4}, {4, 6},  {1, 14},
+                                                           {5, 10}, {14, 15}, {0, 0}, {7, 7}};
+  for (const auto& [begin, end] : ranges) {
+    int32_t* o = out.data<int32_t>();
+    std::fill(o, o + out.numel(), 0);
+    int64_t max_m = 0;
+    it.for_each_rows(begin, end,
+                     [&](char* const* p, const int64_t* s, int64_t n, const int64_t* rb,
+                         int64_t m) {
+                       max_m = std::max(max_m, m);
+                       for (int64_t i = 0; i < m; ++i) {
+                         auto* y = reinterpret_cast<int32_t*>(p[0] + i * rb[0]);
+                         const auto* x = reinterpret_cast<const int32_t*>(p[1] + i * rb[1]);
+                         for (int64_t j = 0; j < n; ++j) y[j * s[0]] += 1 + x[j * s[1]];
+                       }
+                     });
+    EXPECT_LE(max_m, 5);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      const int64_t run = i / 7;
+      const int32_t want = (run >= begin && run < end) ? 1 + 100 * static_cast<int32_t>(run % 5 + 1) : 0;
+      ASSERT_EQ(o[i], want) << "runs " << begin << ".." << end << " element " << i;
+    }
+  }
+}
+
+// copy_strided against the naive oracle: short runs (by rows), long runs, broadcast,
+// transposed and reversed sources, 1, 2, 4 and 8 byte elements, 1 and 2 threads.
+TEST(CopyStrided, MatchesNaiveCopy) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{1, 4420, 2}, {1, 4420, 2}}, {{3, 5, 3}, {5, 1}}, {{2, 3, 4}, {4}},   {{40000, 2}, {40000, 2}},
+      {{7, 33}, {7, 33}},           {{9}, {1}},          {{2, 1, 3}, {2, 1, 3}}, {{0, 3}, {3}}};
+  uint32_t seed = 40;
+  for (const auto& [so, ss] : cases) {
+    for (int threads : {1, 2}) {
+      const Tensor src = small_ints(ss, seed++);
+      Tensor out = Tensor::zeros(DType::kFloat32, so);
+      ops::copy_strided(StridedOperand::of(out), StridedOperand::of(src), threads);
+      for_each_index(so, [&](const Shape& idx) {
+        ASSERT_EQ(out.item_as_double(idx), broadcast_read(src, idx))
+            << shape_str(ss) << " -> " << shape_str(so) << " at " << shape_str(idx);
+      });
+    }
+  }
+  // A slice of the last axis ([4420, 4] -> [4420, 2] from column 1) and a transpose, on
+  // every element size.
+  for (DType dt : {DType::kUint8, DType::kFloat16, DType::kFloat32, DType::kInt64}) {
+    const Tensor f = small_ints({4420, 4}, seed++);
+    Tensor base = Tensor::zeros(dt, f.shape());
+    kernels::ref::cast(f.numel(), DType::kFloat32, f.data<float>(), 1, dt, base.raw_data());
+    const Tensor sl = base.slice(1, 1, 3);
+    Tensor out = Tensor::zeros(dt, {4420, 2});
+    ops::copy_strided(StridedOperand::of(out), StridedOperand::of(sl), 2);
+    const Tensor tr = base.slice(0, 0, 6).transpose(0, 1);  // [4, 6], strides [1, 4]
+    Tensor out_t = Tensor::zeros(dt, {4, 6});
+    ops::copy_strided(StridedOperand::of(out_t), StridedOperand::of(tr), 1);
+    for (int64_t i = 0; i < 4420; ++i) {
+      for (int64_t j = 0; j < 2; ++j) {
+        ASSERT_EQ(out.item_as_double({i, j}), base.item_as_double({i, j + 1})) << i << "," << j;
+      }
+    }
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t j = 0; j < 6; ++j) ASSERT_EQ(out_t.item_as_double({i, j}), base.item_as_double({j, i}));
+    }
+  }
+  // Reversed rows and columns of a [5, 3] source.
+  const Tensor base = small_ints({5, 3}, seed++);
+  const Shape shape = {5, 3};
+  const Shape rev_strides = {-3, -1};
+  StridedOperand rev{const_cast<float*>(base.data<float>()) + 14, shape, rev_strides, 4};
+  Tensor out = Tensor::empty(DType::kFloat32, shape);
+  ops::copy_strided(StridedOperand::of(out), rev, 1);
+  for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(out.data<float>()[i], base.data<float>()[14 - i]);
+}
+
+TEST(CopyStrided, DifferentElementSizesAreInvalidArgument) {
+  Tensor out = Tensor::zeros(DType::kFloat32, {4});
+  const Tensor src = Tensor::zeros(DType::kInt64, {4});
+  expect_error<InvalidArgument>(
+      [&] { ops::copy_strided(StridedOperand::of(out), StridedOperand::of(src), 1); },
+      {"element sizes differ", "4", "8"});
 }
 
 TEST(BroadcastIterator, NonBroadcastableOperandIsShapeError) {

@@ -613,6 +613,38 @@ void copy(int64_t n, int elem_size, const void* x, int64_t sx, void* y, int64_t 
   }
 }
 
+namespace {
+
+template <typename T>
+void copy_rows_typed(int64_t m, int64_t n, const char* x, int64_t sx, int64_t rx, char* y,
+                     int64_t sy, int64_t ry) {
+  for (int64_t i = 0; i < m; ++i, x += rx, y += ry) {
+    const T* xs = reinterpret_cast<const T*>(x);
+    T* ys = reinterpret_cast<T*>(y);
+    for (int64_t j = 0; j < n; ++j) ys[j * sy] = xs[j * sx];
+  }
+}
+
+}  // namespace
+
+void copy_rows(int64_t m, int64_t n, int elem_size, const void* x, int64_t sx, int64_t rx,
+               void* y, int64_t sy, int64_t ry) {
+  const char* xb = static_cast<const char*>(x);
+  char* yb = static_cast<char*>(y);
+  switch (elem_size) {
+    case 1:
+      return copy_rows_typed<uint8_t>(m, n, xb, sx, rx, yb, sy, ry);
+    case 2:
+      return copy_rows_typed<uint16_t>(m, n, xb, sx, rx, yb, sy, ry);
+    case 4:
+      return copy_rows_typed<uint32_t>(m, n, xb, sx, rx, yb, sy, ry);
+    case 8:
+      return copy_rows_typed<uint64_t>(m, n, xb, sx, rx, yb, sy, ry);
+    default:
+      for (int64_t i = 0; i < m; ++i) copy(n, elem_size, xb + i * rx, sx, yb + i * ry, sy);
+  }
+}
+
 void fill(int64_t n, int elem_size, const void* value, void* y) {
   copy(n, elem_size, value, 0, y, 1);
 }

@@ -159,6 +159,12 @@ void cast(int64_t n, DType from, const void* x, int64_t x_stride, DType to, void
 /// y[i * y_stride]. The ranges must not overlap unless x == y with equal strides.
 void copy(int64_t n, int elem_size, const void* x, int64_t x_stride, void* y, int64_t y_stride);
 
+/// Copies m runs of n elements of `elem_size` bytes: run i of x starts at
+/// x + i * x_row_bytes and holds its elements x_stride elements apart (y likewise).
+/// copy() row by row, in one call, for runs too short to pay a call each.
+void copy_rows(int64_t m, int64_t n, int elem_size, const void* x, int64_t x_stride,
+               int64_t x_row_bytes, void* y, int64_t y_stride, int64_t y_row_bytes);
+
 /// Sets n contiguous elements of `elem_size` bytes at y to the element at `value`.
 void fill(int64_t n, int elem_size, const void* value, void* y);
 
