@@ -5,6 +5,7 @@
 #include "kernels/reference/softmax.h"
 
 #include "ops/op_args.h"
+#include "ops/parallel.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -45,14 +46,15 @@ class SoftmaxOp : public Op {
     if (axis_len == 0) return;
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t o = 0; o < outer; ++o) {
+    // One kernel call per thread: a detection head's [1, 4420, 2] softmax has 4420 rows of
+    // 2, where a call per row cost as much as the row.
+    parallel_ranges(outer, ctx.num_threads, [&](int64_t begin, int64_t end) {
       if (hard_) {
-        kernels::ref::f32_hardmax(xd, yd, o, o + 1, axis_len, inner);
+        kernels::ref::f32_hardmax(xd, yd, begin, end, axis_len, inner);
       } else {
-        kernels::ref::f32_softmax(xd, yd, o, o + 1, axis_len, inner, log_);
+        kernels::ref::f32_softmax(xd, yd, begin, end, axis_len, inner, log_);
       }
-    }
+    });
   }
 
  private:

@@ -36,6 +36,28 @@ TEST(SoftmaxOp, Opset13AlongLastAxisByDefault) {
   test::expect_near_all(y.to_float_vector(), expected, 1e-7f);
 }
 
+// Many short rows (a detection head's [1, N, 2] scores), split across threads: every row
+// is its own softmax (hardmax), whichever thread's share it falls in.
+TEST(SoftmaxOp, ManyShortRowsOnTwoThreads) {
+  std::vector<float> v(2 * 37 * 3);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7) % 11) - 5.0f;
+  const Tensor x = Tensor::from_vector(v, {2, 37, 3});
+  for (int threads : {1, 2, 3}) {
+    const Tensor y = run_op("Softmax", AttrMap(), {x}, 13, 1, threads)[0];
+    const Tensor h = run_op("Hardmax", AttrMap(), {x}, 13, 1, threads)[0];
+    std::vector<float> expected, hard;
+    for (size_t r = 0; r < v.size() / 3; ++r) {
+      const auto sm = softmax_of({v[3 * r], v[3 * r + 1], v[3 * r + 2]});
+      expected.insert(expected.end(), sm.begin(), sm.end());
+      size_t best = 0;
+      for (size_t j = 1; j < 3; ++j) best = v[3 * r + j] > v[3 * r + best] ? j : best;
+      for (size_t j = 0; j < 3; ++j) hard.push_back(j == best ? 1.0f : 0.0f);
+    }
+    test::expect_near_all(y.to_float_vector(), expected, 1e-7f);
+    EXPECT_EQ(h.to_float_vector(), hard) << threads << " threads";
+  }
+}
+
 TEST(SoftmaxOp, Opset11CoercesTo2dAtAxis1) {
   // Default axis 1: each batch row of 4 values is one softmax.
   const Tensor x = Tensor::from_vector({1, 2, 3, 4, 0, 0, 0, 1}, {2, 2, 2});
