@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "base/check.h"
 #include "hwy/targets.h"
 
@@ -146,6 +148,14 @@ CpuInfo cpu_info() {
   // one thread per processor available to this process (its CPU affinity mask).
   info.default_threads = std::max(1, omp_get_num_procs());
   return info;
+}
+
+int64_t l1d_cache_bytes() {
+  static const int64_t bytes = [] {
+    const long n = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return n > 0 ? static_cast<int64_t>(n) : int64_t{32 * 1024};
+  }();
+  return bytes;
 }
 
 int simd_float_lanes() {

@@ -2,6 +2,7 @@
 // tern was compiled for, the one run-time dispatch picks, and the thread defaults.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,12 @@ void apply_simd_target_env();
 /// Highway targets that are compiled into tern and supported by this CPU, best first:
 /// the values force_simd_target accepts (tests run every kernel on each of them).
 std::vector<std::string> dispatchable_simd_targets();
+
+/// Bytes of one core's L1 data cache: sysconf(_SC_LEVEL1_DCACHE_SIZE) (glibc reads CPUID
+/// on x86: 48 KiB on Sapphire Rapids), or 32 KiB (Cortex-A72's) when the OS reports
+/// nothing, as glibc on Arm may. Queried once per process. The conv kernels size their
+/// cache passes by it.
+int64_t l1d_cache_bytes();
 
 /// Floats in one SIMD vector of the best target run-time dispatch picks: 16 (AVX-512),
 /// 8 (AVX2) or 4 (SSE4, NEON, EMU128). The channel block c of tern's NCHWc layout.

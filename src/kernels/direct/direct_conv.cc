@@ -9,6 +9,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
 #include "hwy/highway.h"
+#include "base/cpu.h"
 #include "kernels/direct/direct_conv.h"
 #include "kernels/reference/spatial.h"
 #include "kernels/simd/conv_window.h"
@@ -45,6 +46,7 @@ struct Direct : ConvWindow {
   int64_t xb;           // x block: 1 (NCHW) or c
   int64_t x_cb_stride;  // floats between x's channel blocks (channel planes when xb = 1)
   int64_t w_ob_stride;  // floats between the packed weights of two output blocks
+  int64_t pass_budget;  // bytes of weights per cache pass (pass_channels)
 };
 
 // What one tile call covers besides its pixels: taps kh in [kh0, kh1) and kw in
@@ -165,15 +167,17 @@ HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_
 }
 
 // Input channels per cache pass for B output blocks: the pass's weights (B * channels
-// * kH * kW vectors) stay within half of a 32 KiB L1 data cache (48 KiB on Sapphire
-// Rapids, 32 KiB on Cortex-A72) while every tile of the row reuses them; a multiple of
-// the x block. An NCHW output (the heads) takes one pass: its partial sums have no
-// vector layout to wait in.
+// * kH * kW vectors) stay within two thirds of the L1 data cache (32 of Sapphire Rapids'
+// 48 KiB, 21 of Cortex-A72's 32 KiB; the rest holds the input and output streams) while
+// every tile of the row reuses them; a multiple of the x block. A fixed 16 KiB (half of
+// Sapphire Rapids' L1) split pointwise layers of more than 64 input channels into passes,
+// each storing and reloading the partial sums: the pointwise layers of RetinaFace,
+// SqueezeNet and UltraFace took 5 to 25 % longer in conv_bench. An NCHW output (the
+// heads) takes one pass: its partial sums have no vector layout to wait in.
 int64_t pass_channels(const Direct& k, int64_t blocks) {
   if (k.out.y_block == 1) return k.cg;
-  constexpr int64_t kBudget = 16 * 1024;
   const int64_t per_channel = blocks * k.kh * k.kw * k.c * int64_t{sizeof(float)};
-  int64_t n = std::max<int64_t>(1, kBudget / per_channel);
+  int64_t n = std::max<int64_t>(1, k.pass_budget / per_channel);
   if (k.xb > 1) n = std::max(k.xb, n / k.xb * k.xb);
   return std::min(n, k.cg);
 }
@@ -256,6 +260,7 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   k.xb = p.x_block;
   k.x_cb_stride = p.x_block * cp.in.h * cp.in.w;
   k.w_ob_stride = k.cg * k.kh * k.kw * k.c;
+  k.pass_budget = l1d_cache_bytes() * 2 / 3;
   return k;
 }
 
