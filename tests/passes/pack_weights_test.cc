@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ref_test_util.h"
 #include "kernels/reference/fused_conv.h"
 #include "pass_test_util.h"
 
@@ -103,6 +104,23 @@ TEST(PackWeights, NchwcFusedConvWeightsArePackedAndGiveTheSameResults) {
   }
 }
 
+TEST(PackWeights, WideNchwConvWeightsArePacked) {
+  // x and y NCHW (a conv between two NCHW-only ops), 7 output channels in blocks of 8: at
+  // least half a block, so packed for the direct kernel.
+  passes::Program p = conv_program(8, "NCHW");
+  const std::map<int, Tensor> feeds = {{p.graph.inputs[0], random_tensor({1, 5, 7, 6}, 4)}};
+  const Tensor before = run_node(p, 0, feeds);
+  EXPECT_EQ(pack_pass().run(p), 1);
+  const ir::Node& node = p.graph.nodes[0];
+  EXPECT_EQ(node.attrs.at("weight_layout").s, "packed");
+  EXPECT_EQ(p.known[node.inputs[1]].shape(), (Shape{1, 5, 3, 3, 8}));
+  // The reference kernel computes packed weights a block at a time, lanes innermost, so
+  // the 45 products of an output are summed in another order: equal within their
+  // roundings (45 * 2^-24 of the sum of |products|, each |product| < 1 here).
+  test::expect_near_all(run_node(p, 0, feeds).to_float_vector(), before.to_float_vector(),
+                        45 * 45 * 0x1p-24f);
+}
+
 TEST(PackWeights, GroupedConvWeightsArePacked) {
   // Depthwise, stride 2, M = 6 in blocks of 4.
   ModelBuilder m;
@@ -126,9 +144,9 @@ TEST(PackWeights, GroupedConvWeightsArePacked) {
   EXPECT_EQ(run_node(q, 0, feeds).to_float_vector(), before.to_float_vector());
 }
 
-TEST(PackWeights, LeavesNchwOutputsAndRunTimeWeightsAlone) {
-  {  // x and y NCHW: the kernel reads OIHW.
-    passes::Program p = conv_program(8, "NCHW");
+TEST(PackWeights, LeavesNarrowNchwConvsAndRunTimeWeightsAlone) {
+  {  // x and y NCHW with 7 output channels in blocks of 16: under half a block, OIHW stays.
+    passes::Program p = conv_program(16, "NCHW");
     const int w = p.graph.nodes[0].inputs[1];
     EXPECT_EQ(pack_pass().run(p), 0);
     EXPECT_EQ(p.graph.nodes[0].inputs[1], w);
