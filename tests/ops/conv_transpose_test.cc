@@ -1,6 +1,7 @@
 // ConvTranspose op (src/ops/conv_transpose.cc): the ONNX backend-test examples
 // (output_shape, output_padding, pads, dilations, auto_pad), a grouped 3-D case against a
 // naive gather, and errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -126,6 +127,75 @@ TEST(ConvTransposeOp, Grouped3dWithBiasAgainstNaive) {
   const Tensor y = run_op("ConvTranspose", attrs, inputs, 13, 1, 2)[0];
   EXPECT_EQ(y.shape(), (Shape{1, 6, out[0], out[1], out[2]}));
   test::expect_near_all(y.to_float_vector(), expected, 1e-5f, 1e-5f);
+}
+
+// 2-D ConvTranspose by the definition (a gather per output pixel, in double): X [1, C, H, W],
+// W [C, M/group, kh, kw], strides s, pads [t, l] at the start, output [oh, ow].
+std::vector<float> naive_conv_transpose_2d(const std::vector<float>& x, const std::vector<float>& w,
+                                           const std::vector<float>* b, int64_t c, int64_t h,
+                                           int64_t wd, int64_t m, int64_t group, int64_t kh,
+                                           int64_t kw, int64_t sh, int64_t sw, int64_t pt,
+                                           int64_t pl, int64_t oh, int64_t ow) {
+  const int64_t cg = c / group, mg = m / group;
+  std::vector<float> y;
+  for (int64_t oc = 0; oc < m; ++oc) {
+    for (int64_t yo = 0; yo < oh; ++yo) {
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        double acc = b ? (*b)[oc] : 0.0;
+        for (int64_t icg = 0; icg < cg; ++icg) {
+          const int64_t ic = oc / mg * cg + icg;
+          for (int64_t yi = 0; yi < h; ++yi) {
+            for (int64_t xi = 0; xi < wd; ++xi) {
+              const int64_t i = yo + pt - yi * sh, j = xo + pl - xi * sw;
+              if (i < 0 || i >= kh || j < 0 || j >= kw) continue;
+              acc += static_cast<double>(x[(ic * h + yi) * wd + xi]) *
+                     w[((ic * mg + oc % mg) * kh + i) * kw + j];
+            }
+          }
+        }
+        y.push_back(static_cast<float>(acc));
+      }
+    }
+  }
+  return y;
+}
+
+// The upsampling case (kernel == stride, no padding: one tap per output pixel, built row
+// by row) against the definition: several kernels, groups, odd sizes, with and without
+// bias, 1 and 2 threads; and the same shapes with output_padding, which leave that case.
+TEST(ConvTransposeOp, KernelEqualStrideUpsamplingAgainstNaive) {
+  struct Case {
+    int64_t c, m, group, h, w, kh, kw;
+    bool bias;
+  };
+  const Case cases[] = {{3, 5, 1, 5, 7, 2, 2, true},  {4, 6, 2, 3, 4, 3, 3, false},
+                        {2, 3, 1, 4, 5, 2, 3, true},  {6, 4, 2, 1, 9, 1, 4, true},
+                        {5, 2, 1, 2, 3, 5, 5, false}, {24, 24, 1, 6, 11, 2, 2, true}};
+  uint32_t seed = 10;
+  for (const Case& t : cases) {
+    for (int64_t out_pad : {0, 1}) {
+      if (out_pad && (t.kh == 1 || t.kw == 1)) continue;  // output_padding < stride
+      const Shape xs = {1, t.c, t.h, t.w}, ws = {t.c, t.m / t.group, t.kh, t.kw};
+      const auto xv = test::random_floats(shape_numel(xs), seed++);
+      const auto wv = test::random_floats(shape_numel(ws), seed++);
+      const auto bv = test::random_floats(t.m, seed++);
+      const int64_t oh = t.h * t.kh + out_pad, ow = t.w * t.kw + out_pad;
+      const std::vector<float> expected =
+          naive_conv_transpose_2d(xv, wv, t.bias ? &bv : nullptr, t.c, t.h, t.w, t.m, t.group,
+                                  t.kh, t.kw, t.kh, t.kw, 0, 0, oh, ow);
+      std::vector<Tensor> inputs = {Tensor::from_vector(xv, xs), Tensor::from_vector(wv, ws)};
+      if (t.bias) inputs.push_back(Tensor::from_vector(bv, {t.m}));
+      AttrMap attrs = AttrMap().i("group", t.group).ints("strides", {t.kh, t.kw});
+      if (out_pad) attrs = attrs.ints("output_padding", {out_pad, out_pad});
+      for (int threads : {1, 2}) {
+        const Tensor y = run_op("ConvTranspose", attrs, inputs, 13, 1, threads)[0];
+        ASSERT_EQ(y.shape(), (Shape{1, t.m, oh, ow}));
+        test::expect_near_all(y.to_float_vector(), expected, 1e-5f, 1e-5f,
+                              fmt::format("c {} m {} group {} {}x{} k {}x{} output_padding {}",
+                                          t.c, t.m, t.group, t.h, t.w, t.kh, t.kw, out_pad));
+      }
+    }
+  }
 }
 
 TEST(ConvTransposeOp, Errors) {
