@@ -113,11 +113,13 @@ def ort_env(modules):
     return dict(os.environ, NODE_PATH=modules)
 
 
-def run(cmd, env=None, cwd=None):
-    """Runs CMD (a list); returns its stdout. Raises CommandError with the command line,
-    exit code and output when it exits non-zero or cannot start."""
+def run(cmd, env=None, cwd=None, cpus=None):
+    """Runs CMD (a list); returns its stdout. CPUS, a set of CPU numbers, restricts the
+    process to them (sched_setaffinity) when given. Raises CommandError with the command
+    line, exit code and output when it exits non-zero or cannot start."""
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, preexec_fn=pin)
     except OSError as e:
         raise CommandError(f"cannot run {' '.join(cmd)}: {e}") from e
     if r.returncode != 0:

@@ -19,13 +19,19 @@ Engines, for each model, shape and thread count, run alternately in the same tim
     slower on UltraFace) are given to ORT as a copy without those inputs
     (.cache/models/ort/, needs python3-onnx); tern reads the original file.
 
+CPUs: a row whose thread count is below the CPUs available runs both engines of a round on
+the same CPUs (sched_setaffinity), moving on by that many CPUs each round, so each engine
+meets every CPU equally often. On this shared host one vCPU ran tern 1.5 times slower than
+the other for minutes at a time, and which one an unpinned process landed on decided its
+round (per-round ratios from 0.6 to 1.8 for one row). --no-pin turns this off.
+
 Prints a markdown table: tern and ORT median ms (median over rounds of each process's
 median), tern/ORT (median over rounds of the per-round ratio) and the target: <= 0.8 for the
 face detectors (retinaface*, ultraface*, fd1mb*), <= 1.0 for the rest, "ok" or "MISSED".
 Exits 0 when targets are missed (it is a report), 1 when a command fails.
 
     /usr/bin/python3 bench/compare.py [--only SUBSTRING] [--threads 1,2] [--rounds 5]
-        [--runs 30] [--warmup 5] [--tern PATH] [--models DIR] [--json OUT]
+        [--runs 30] [--warmup 5] [--tern PATH] [--models DIR] [--json OUT] [--no-pin]
 """
 import argparse
 import json
@@ -148,18 +154,31 @@ def benchmark_rows(models_dir, only):
     return rows
 
 
+def round_cpus(round_index, threads, cpus):
+    """The CPUs both engines of round ROUND_INDEX use with THREADS threads, out of CPUS (a
+    sorted list): THREADS consecutive ones, starting THREADS further each round (wrapping
+    around); None (no pinning) when THREADS is not below len(CPUS)."""
+    if threads >= len(cpus):
+        return None
+    start = round_index * threads
+    return {cpus[(start + i) % len(cpus)] for i in range(threads)}
+
+
 def time_row(tern, row, threads, args, env):
-    """Runs tern and ORT alternately for args.rounds rounds on ROW with THREADS threads;
-    returns the per-round results plus summarize()'s figures."""
+    """Runs tern and ORT alternately for args.rounds rounds on ROW with THREADS threads
+    (pinned per round_cpus unless args.no_pin); returns the per-round results plus
+    summarize()'s figures."""
     shapes = benchlib.shape_args(row["inputs"])
     common = ["--threads", str(threads), "--runs", str(args.runs), "--warmup", str(args.warmup)]
     tern_cmd = [tern, "bench", row["path"]] + shapes + common
     ort_cmd = ["node", benchlib.ORT_TIME_JS, "--model", ort_model(row["path"])] + shapes + common
+    available = sorted(os.sched_getaffinity(0))
     rounds = []
-    for _ in range(args.rounds):
-        t = parse_tern_bench(benchlib.run(tern_cmd))
-        o = parse_ort_time(benchlib.run(ort_cmd, env))
-        rounds.append({"tern": t, "ort": o})
+    for i in range(args.rounds):
+        cpus = None if args.no_pin else round_cpus(i, threads, available)
+        t = parse_tern_bench(benchlib.run(tern_cmd, cpus=cpus))
+        o = parse_ort_time(benchlib.run(ort_cmd, env, cpus=cpus))
+        rounds.append({"tern": t, "ort": o, "cpus": sorted(cpus) if cpus else None})
     return dict(summarize(rounds, target_ratio(row["model"])), rounds=rounds)
 
 
@@ -192,6 +211,8 @@ def main():
     ap.add_argument("--runs", type=positive, default=30, help="timed runs per process (default 30)")
     ap.add_argument("--warmup", type=positive, default=5, help="untimed runs per process (default 5)")
     ap.add_argument("--json", metavar="OUT", help="write every round's raw results to OUT")
+    ap.add_argument("--no-pin", action="store_true",
+                    help="do not pin rows with fewer threads than CPUs (see CPUs above)")
     args = ap.parse_args()
 
     if not os.path.isfile(args.tern):

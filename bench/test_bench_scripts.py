@@ -98,6 +98,15 @@ class CompareTest(unittest.TestCase):
             with self.assertRaises(Exception, msg=bad):
                 compare.parse_threads(bad)
 
+    def test_round_cpus_rotate_and_cover_every_cpu(self):
+        cpus = [0, 1]
+        self.assertEqual([compare.round_cpus(i, 1, cpus) for i in range(4)], [{0}, {1}, {0}, {1}])
+        self.assertIsNone(compare.round_cpus(0, 2, cpus))  # every CPU: no pinning
+        self.assertIsNone(compare.round_cpus(3, 4, cpus))
+        four = [2, 3, 5, 7]
+        self.assertEqual([compare.round_cpus(i, 2, four) for i in range(3)], [{2, 3}, {5, 7}, {2, 3}])
+        self.assertEqual([compare.round_cpus(i, 3, four) for i in range(2)], [{2, 3, 5}, {7, 2, 3}])
+
     def test_shape_args(self):
         self.assertEqual(benchlib.shape_args((("input", (1, 3, 4, 5)),)), ["--shape", "input=1x3x4x5"])
 
