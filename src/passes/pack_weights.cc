@@ -1,8 +1,9 @@
 // pack-weights: re-lays-out constant weights once, at plan time, into the layout the
 // kernel reads fastest (DESIGN.md: "Weights are packed once, at plan time"):
 //   - tern.FusedConv with attribute block = c that reads or writes NCHWc (x_layout or
-//     y_layout "NCHWc"), or reads and writes NCHW with at least c / 2 output channels,
-//     and whose W is a known constant in ONNX OIHW layout: W becomes a new constant
+//     y_layout "NCHWc"), or reads and writes NCHW with at least c / 2 output channels
+//     (and, with groups, whole blocks of them per group), and whose W is a known constant
+//     in ONNX OIHW layout: W becomes a new constant
 //     kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output channels
 //     blocked, zero padded), weight_layout = "packed", out_channels = M (the padding hides
 //     M). The NCHWc kernel then loads the c output channels of one tap as one vector.
@@ -103,8 +104,13 @@ class PackWeights final : public Pass {
         if (block < 1) continue;  // the op would reject the node anyway
         // NCHW in and out (a conv between two NCHW-only ops, as in ppocr's head): packed
         // too, so that the SIMD direct kernel runs it instead of the scalar reference (30
-        // of ppocr's 77 ms), unless fewer than half of a block's lanes hold channels.
-        if (!blocked && 2 * ws[0] < block) continue;
+        // of ppocr's 77 ms), unless fewer than half of a block's lanes hold channels or
+        // a group's output channels do not fill whole blocks (which the direct kernel
+        // does not run: the plain reference, f32_conv_nchw, is faster on OIHW weights).
+        const int64_t groups = int_attr(node, "group", 1);
+        if (!blocked && (2 * ws[0] < block || (groups > 1 && (ws[0] / groups) % block != 0))) {
+          continue;
+        }
         node.inputs[1] =
             pack(w, block, fmt::format("{}_packed{}", base, block), [&](const Tensor& t) {
               return kernels::ref::pack_conv_weights(t, static_cast<int>(block));

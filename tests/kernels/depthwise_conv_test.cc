@@ -47,8 +47,8 @@ TEST(DepthwiseConv, MatchesReferenceOverSweep) {
           t.c_in = t.c_out = t.groups = std::array<int64_t, 5>{c, 5, 2 * c + 3, 3 * c, 1}[i % 5];
           t.y_block = i % 6 == 4;  // NCHW output, with and without a residual
           // Periods chosen so that the residual cases (i % 3 == 1) on NCHWc outputs meet
-          // several activations with the residual both before and after them.
-          t.activation = kActivations[i / 3 % 6];
+          // every activation with the residual both before and after it.
+          t.activation = kActivations[i / 7 % 6];
           t.residual = i % 3 == 1;
           t.residual_before = i / 5 % 2 == 0;
           t.bias = i % 7 != 3;

@@ -277,6 +277,20 @@ TEST(CopyStrided, MatchesNaiveCopy) {
       for (int64_t j = 0; j < 6; ++j) ASSERT_EQ(out_t.item_as_double({i, j}), base.item_as_double({j, i}));
     }
   }
+  // A last-axis slice big enough for two threads' row chunks (80000 elements): the
+  // threaded for_each_rows path.
+  {
+    const Tensor base = small_ints({40000, 4}, seed++);
+    const Tensor sl = base.slice(1, 2, 4);
+    Tensor out = Tensor::zeros(DType::kFloat32, {40000, 2});
+    ops::copy_strided(StridedOperand::of(out), StridedOperand::of(sl), 2);
+    const float* b = base.data<float>();
+    const float* o = out.data<float>();
+    for (int64_t i = 0; i < 40000; ++i) {
+      ASSERT_EQ(o[2 * i], b[4 * i + 2]) << i;
+      ASSERT_EQ(o[2 * i + 1], b[4 * i + 3]) << i;
+    }
+  }
   // Reversed rows and columns of a [5, 3] source.
   const Tensor base = small_ints({5, 3}, seed++);
   const Shape shape = {5, 3};

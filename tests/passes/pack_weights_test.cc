@@ -114,9 +114,9 @@ TEST(PackWeights, WideNchwConvWeightsArePacked) {
   const ir::Node& node = p.graph.nodes[0];
   EXPECT_EQ(node.attrs.at("weight_layout").s, "packed");
   EXPECT_EQ(p.known[node.inputs[1]].shape(), (Shape{1, 5, 3, 3, 8}));
-  // The reference kernel computes packed weights a block at a time, lanes innermost, so
-  // the 45 products of an output are summed in another order: equal within their
-  // roundings (45 * 2^-24 of the sum of |products|, each |product| < 1 here).
+  // The reference kernel reads packed weights through another loop than OIHW ones (one
+  // channel at a time), so the 45 products of an output may be summed in another order:
+  // equal within their roundings (45 * 2^-24 of the sum of |products| < 45 here).
   test::expect_near_all(run_node(p, 0, feeds).to_float_vector(), before.to_float_vector(),
                         45 * 45 * 0x1p-24f);
 }

@@ -122,8 +122,8 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
     // NCHWc block, or the planes of an NCHW input (whose "blocks" are single channels).
     // The pass's first (block, lane) is the same for every tap: its division stays out.
     //
-    // A tile of fewer than 4 accumulators (the border pixels, R = 1, and the narrowest
-    // interior tails) would chain every FMA on the one before (4 cycles each on AVX-512,
+    // In this loop order, a tile of fewer than 4 accumulators (the border pixels, R = 1,
+    // and the narrowest interior tails) would chain every FMA on the one before (4 cycles each on AVX-512,
     // while loads allow one per cycle): channels then alternate between kChains copies
     // of the accumulators, summed at the end. UltraFace's heads (3x3 over 256 channels
     // at 4x5 pixels, 14 of them border pixels) went from 33 to 25 us in conv_bench.

@@ -45,7 +45,7 @@ inline void interleave_row_n(int64_t n, int64_t kw, const float* w, const float*
 }
 
 // The upsampling case (kernel == stride, dilation 1, no padding, output = input * stride,
-// 2-D): every output pixel receives exactly one tap, so each output row is the sum over
+// 1-D or 2-D): every output pixel receives exactly one tap, so each output row is the sum over
 // input channels of one input row through one kernel row, its taps interleaved. Rows
 // are built one at a time from the bias (contiguous writes, a vectorizable inner loop)
 // instead of scattering every tap over the whole plane with a stride.

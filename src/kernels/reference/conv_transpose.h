@@ -34,7 +34,7 @@ struct ConvTransposeParams {
 ///
 /// Scatter form: for each output channel, each input channel of its group and each tap,
 /// every input row is multiplied by the tap and added to the output row it lands on
-/// (output columns `stride.w` apart). The upsampling case (2-D, kernel == stride,
+/// (output columns `stride.w` apart). The upsampling case (1-D or 2-D, kernel == stride,
 /// dilation 1, no padding, output = input * stride, as in ppocr's and U-Net's decoders)
 /// builds each output row once instead: one tap per output pixel, the kernel row's taps
 /// interleaved along the row. Output channels are independent, so callers parallelize
