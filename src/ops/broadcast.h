@@ -110,6 +110,29 @@ class BroadcastIterator {
   void parallel_for_each(int num_threads, Fn&& fn, int64_t grain = kDefaultGrain) const;
 
  private:
+  using Index = std::array<int64_t, kMaxDims>;
+  using Pointers = std::array<char*, kMaxOperands>;
+
+  /// Coordinates idx[0..top] of the row-major index `pos` over dims 0..top, and the
+  /// operands' pointers base there (for_each's and for_each_rows' starting point).
+  void seek(int64_t pos, int top, Index& idx, Pointers& base) const {
+    base = data_;
+    for (int d = top; d >= 0; --d) {
+      idx[d] = pos % shape_[d];
+      pos /= shape_[d];
+      for (int k = 0; k < num_operands_; ++k) base[k] += idx[d] * byte_stride_[k][d];
+    }
+  }
+  /// Advances dims 0..top of (idx, base) by one step of dim top (an odometer with carry).
+  void step(int top, Index& idx, Pointers& base) const {
+    for (int d = top; d >= 0; --d) {
+      for (int k = 0; k < num_operands_; ++k) base[k] += byte_stride_[k][d];
+      if (++idx[d] < shape_[d]) break;
+      for (int k = 0; k < num_operands_; ++k) base[k] -= byte_stride_[k][d] * shape_[d];
+      idx[d] = 0;
+    }
+  }
+
   int num_operands_ = 0;
   int rank_ = 1;
   int64_t numel_ = 0;
@@ -127,17 +150,11 @@ void BroadcastIterator::for_each(int64_t begin, int64_t end, Fn&& fn) const {
   if (begin >= end) return;
   const int last = rank_ - 1;
   const int64_t inner = shape_[last];
-  std::array<int64_t, kMaxDims> idx{};
-  std::array<char*, kMaxOperands> base = data_;
-  // Decompose the first run index into outer coordinates.
-  int64_t run = begin / inner;
+  Index idx{};
+  Pointers base;
+  seek(begin / inner, last - 1, idx, base);  // the first run's outer coordinates
   int64_t off = begin % inner;
-  for (int d = last - 1; d >= 0; --d) {
-    idx[d] = run % shape_[d];
-    run /= shape_[d];
-    for (int k = 0; k < num_operands_; ++k) base[k] += idx[d] * byte_stride_[k][d];
-  }
-  std::array<char*, kMaxOperands> ptrs{};
+  Pointers ptrs{};
   while (true) {
     const int64_t n = std::min(inner - off, end - begin);
     for (int k = 0; k < num_operands_; ++k) ptrs[k] = base[k] + off * byte_stride_[k][last];
@@ -146,13 +163,7 @@ void BroadcastIterator::for_each(int64_t begin, int64_t end, Fn&& fn) const {
     begin += n;
     if (begin >= end) break;
     off = 0;
-    // Advance the outer index by one run (odometer with carry).
-    for (int d = last - 1; d >= 0; --d) {
-      for (int k = 0; k < num_operands_; ++k) base[k] += byte_stride_[k][d];
-      if (++idx[d] < shape_[d]) break;
-      for (int k = 0; k < num_operands_; ++k) base[k] -= byte_stride_[k][d] * shape_[d];
-      idx[d] = 0;
-    }
+    step(last - 1, idx, base);  // the next run
   }
 }
 
@@ -169,15 +180,9 @@ void BroadcastIterator::for_each_rows(int64_t begin, int64_t end, Fn&& fn) const
   }
   const int mid = last - 1;
   for (int k = 0; k < num_operands_; ++k) row_bytes[k] = byte_stride_[k][mid];
-  // Decompose the first run index into coordinates of dims 0 .. mid.
-  std::array<int64_t, kMaxDims> idx{};
-  std::array<char*, kMaxOperands> base = data_;
-  int64_t run = begin;
-  for (int d = mid; d >= 0; --d) {
-    idx[d] = run % shape_[d];
-    run /= shape_[d];
-    for (int k = 0; k < num_operands_; ++k) base[k] += idx[d] * byte_stride_[k][d];
-  }
+  Index idx{};
+  Pointers base;
+  seek(begin, mid, idx, base);  // the first run's coordinates over dims 0 .. mid
   while (true) {
     const int64_t m = std::min(shape_[mid] - idx[mid], end - begin);
     fn(static_cast<char* const*>(base.data()), static_cast<const int64_t*>(inner_stride_.data()),
@@ -187,12 +192,7 @@ void BroadcastIterator::for_each_rows(int64_t begin, int64_t end, Fn&& fn) const
     // The call reached the end of dim mid: rewind it and carry into the outer dims.
     for (int k = 0; k < num_operands_; ++k) base[k] -= idx[mid] * row_bytes[k];
     idx[mid] = 0;
-    for (int d = mid - 1; d >= 0; --d) {
-      for (int k = 0; k < num_operands_; ++k) base[k] += byte_stride_[k][d];
-      if (++idx[d] < shape_[d]) break;
-      for (int k = 0; k < num_operands_; ++k) base[k] -= byte_stride_[k][d] * shape_[d];
-      idx[d] = 0;
-    }
+    step(mid - 1, idx, base);
   }
 }
 
