@@ -71,7 +71,9 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 /// strides), the epilogue (ops/epilogue.h), and
 ///   x_layout, y_layout  "NCHW" (default) or "NCHWc": [N, ceil(C/c), H, W, c], channel ch
 ///                       at [n, ch / c, h, w, ch % c]; the padded lanes of X are ignored,
-///                       those of Y written as 0;
+///                       those of Y written as 0. y_layout may also be "NHWC"
+///                       ([N, H, W, M]: the conv followed by Transpose(0, 2, 3, 1), which
+///                       the fuse-transpose pass folds in; 2-D, not with winograd weights);
 ///   weight_layout       "OIHW" (default, ONNX [M, C/group, kH, kW]), "packed"
 ///                       ([ceil(M/c), C/group, kH, kW, c], kernels::ref::pack_conv_weights)
 ///                       or "winograd" ([36, ceil(M/c), C, c],
@@ -97,7 +99,8 @@ class FusedConvOp final : public Op {
         group_(a.get_int("group", 1)),
         epilogue_(parse_epilogue(a)),
         x_blocked_(a.get_enum("x_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
-        y_blocked_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
+        y_blocked_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc", "NHWC"}) == "NCHWc"),
+        y_nhwc_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc", "NHWC"}) == "NHWC"),
         w_layout_(a.get_enum("weight_layout", "OIHW", {"OIHW", "packed", "winograd"})),
         w_packed_(w_layout_ != "OIHW"),
         w_winograd_(w_layout_ == "winograd"),
@@ -118,6 +121,8 @@ class FusedConvOp final : public Op {
       TERN_CHECK(block_ >= 1 && block_ <= 1024, ModelError,
                  "{}: attribute 'block' must be in 1..1024, but got {}", where(), block_);
     }
+    TERN_CHECK(!y_nhwc_ || !w_winograd_, ModelError,
+               "{}: y_layout NHWC cannot be combined with winograd weights", where());
     TERN_CHECK(!w_packed_ || out_channels_ >= 1, ModelError,
                "{}: attribute 'out_channels' (>= 1) is required with packed weights", where());
   }
@@ -244,6 +249,11 @@ class FusedConvOp final : public Op {
   // parameters.
   kernels::ref::FusedConvParams geometry(const Shape& x, const Shape& w) const {
     const bool blocked = x_blocked_ || y_blocked_ || w_packed_;
+    if (y_nhwc_) {
+      TERN_CHECK(x.size() == (x_blocked_ ? 5u : 4u), ShapeError,
+                 "{}: an NHWC output needs a 2-D convolution: expected X of rank {}, but got {}",
+                 where(), x_blocked_ ? 5 : 4, shape_str(x));
+    }
     if (blocked) {
       const size_t w_rank = w_winograd_ ? 4u : w_packed_ ? 5u : 4u;
       TERN_CHECK(x.size() == (x_blocked_ ? 5u : 4u) && w.size() == w_rank, ShapeError,
@@ -286,6 +296,7 @@ class FusedConvOp final : public Op {
     p.conv = conv_params(window_, group_, xl, wl, where());
     p.x_block = x_blocked_ ? block_ : 1;
     p.y_block = y_blocked_ ? block_ : 1;
+    p.y_nhwc = y_nhwc_;
     p.w_block = w_packed_ ? block_ : 1;
     p.epilogue = epilogue_;
     TERN_CHECK(!w_winograd_ || kernels::ref::winograd_applicable(p), ModelError,
@@ -299,6 +310,7 @@ class FusedConvOp final : public Op {
   Shape output_shape(const Shape& x, const kernels::ref::FusedConvParams& p) const {
     const kernels::ref::ConvParams& c = p.conv;
     if (y_blocked_) return {x[0], ceil_blocks(c.out_channels), c.out.h, c.out.w, block_};
+    if (y_nhwc_) return {x[0], c.out.h, c.out.w, c.out_channels};
     const int spatial = x_blocked_ ? 2 : static_cast<int>(x.size()) - 2;
     return window_output_shape(x[0], c.out_channels, c.out, spatial);
   }
@@ -322,6 +334,7 @@ class FusedConvOp final : public Op {
   kernels::ref::Epilogue epilogue_;
   bool x_blocked_;
   bool y_blocked_;
+  bool y_nhwc_;
   std::string w_layout_;
   bool w_packed_;    // packed or winograd: blocked by output channel, out_channels given
   bool w_winograd_;

@@ -16,6 +16,7 @@ const Pass& fuse_epilogue_pass();
 const Pass& assign_layout_pass();
 const Pass& pack_weights_pass();
 const Pass& select_algorithm_pass();
+const Pass& fuse_transpose_pass();
 const Pass& in_place_pass();
 const Pass& concat_slices_pass();
 const Pass& plan_memory_pass();
@@ -29,13 +30,15 @@ const Pass& plan_memory_pass();
 // - the layout is assigned on the fused graph (fewer nodes to convert), and weights are
 //   packed for the layout each kernel then runs in; each conv's kernel is chosen on the
 //   final layouts and packed weights (select-algorithm);
+// - a conv whose output a Transpose(0, 2, 3, 1) reads writes NHWC (fuse-transpose) on its
+//   final algorithm: the depthwise and winograd kernels cannot;
 // - memory decisions come last, on the final list of nodes.
 const std::vector<const Pass*>& all_passes() {
   static const std::vector<const Pass*> passes = {
       &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
       &fold_batch_norm_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
-      &pack_weights_pass(),    &select_algorithm_pass(),   &in_place_pass(),
-      &concat_slices_pass(),   &plan_memory_pass(),
+      &pack_weights_pass(),    &select_algorithm_pass(),   &fuse_transpose_pass(),
+      &in_place_pass(),        &concat_slices_pass(),      &plan_memory_pass(),
   };
   return passes;
 }

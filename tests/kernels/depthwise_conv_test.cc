@@ -91,6 +91,11 @@ TEST(DepthwiseConv, SupportRules) {
     p.x_block = 1;  // a plain input: the direct kernel's job
     EXPECT_FALSE(kernels::depthwise_conv_supported(p));
     p.x_block = c;
+    p.y_block = 1;
+    p.y_nhwc = true;  // NHWC output (a fused Transpose): the direct kernel's job
+    EXPECT_FALSE(kernels::depthwise_conv_supported(p));
+    p.y_block = c;
+    p.y_nhwc = false;
     p.conv.out_channels = 16;  // channel multiplier 2
     EXPECT_FALSE(kernels::depthwise_conv_supported(p));
   });

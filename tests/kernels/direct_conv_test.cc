@@ -1,8 +1,8 @@
 // The register-blocked direct convolution (kernels/direct) against the reference fused
 // convolution, on every SIMD target this machine can dispatch to: H and W over 1..33,
 // pads 0..2, strides 1 and 2, dilation 2, kernel sizes 1, 3, 5 and 7, channel counts that
-// are not multiples of the block, groups, NCHW input (the first layer), NCHW output (the
-// heads, also with a residual), asymmetric padding, rows long enough to split into
+// are not multiples of the block, groups, NCHW input (the first layer), NCHW and NHWC
+// outputs (the heads, also with a residual), asymmetric padding, rows long enough to split into
 // segments, every activation, residual before/after the activation, with and without bias.
 #include "kernels/direct/direct_conv.h"
 
@@ -53,6 +53,9 @@ TEST(DirectConv, MatchesReferenceOverSweep) {
           if (!t.fits()) t.k = 1, t.dilation = 1;
           t.x_block = i % 4 == 0;  // the first layer's NCHW input
           t.y_block = i % 6 == 4;  // a head's NCHW output
+          // A head whose Transpose(0, 2, 3, 1) was fused in: NHWC, without (i % 3 == 2)
+          // and with (i % 3 == 1) a residual.
+          if (i % 12 == 2 || i % 12 == 7) t.y_block = test::kNhwc;
           t.c_in = t.x_block ? 3 + i % 2 : std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
           t.c_out = std::array<int64_t, 5>{7, c, 3 * c + 1, 5 * c - 2, 2}[i % 5];
           if (i % 9 == 2) {  // groups whose output channels fill blocks (x NCHW or NCHWc)
@@ -103,6 +106,9 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
       t.y_block = 1;  // the same layer writing NCHW (a detection head)
       t.residual = i % 3 == 1;
       run_direct(t, c, 600 + i);
+      t.y_block = test::kNhwc;  // and NHWC (its Transpose fused in)
+      t.residual = i % 4 == 3;
+      run_direct(t, c, 700 + i);
       ++i;
     }
   });
@@ -119,6 +125,11 @@ TEST(DirectConv, SupportRules) {
     // fast kernel.
     const bool fast = has_fast_kernels(target);
     EXPECT_EQ(kernels::direct_conv_supported(p), fast);
+    p.y_block = 1;
+    p.y_nhwc = true;  // NHWC output (a fused Transpose)
+    EXPECT_EQ(kernels::direct_conv_supported(p), fast);
+    p.y_block = c;
+    p.y_nhwc = false;
     p.w_block = c * 2;  // weights packed for another vector width
     EXPECT_FALSE(kernels::direct_conv_supported(p));
     p.w_block = c;

@@ -20,7 +20,9 @@
 
 namespace tern::test {
 
-/// A 2-D convolution case. x_block / y_block: 1 (NCHW) or 0 (NCHWc with the target's c).
+/// A 2-D convolution case. x_block / y_block: 1 (NCHW) or 0 (NCHWc with the target's c);
+/// y_block kNhwc: y and z NHWC (FusedConvParams::y_nhwc).
+inline constexpr int64_t kNhwc = 2;
 struct NchwcConvCase {
   int64_t c_in = 1, c_out = 1, groups = 1;
   int64_t h = 1, w = 1, k = 3, stride = 1, pad = 0, dilation = 1;
@@ -45,7 +47,8 @@ struct NchwcConvCase {
     std::ostringstream s;
     s << "C" << c_in << " M" << c_out << " g" << groups << " " << h << "x" << w << " k" << k << " s"
       << stride << " p" << pad << " d" << dilation << " x" << (x_block ? "NCHW" : "NCHWc") << " y"
-      << (y_block ? "NCHW" : "NCHWc") << " act" << static_cast<int>(activation)
+      << (y_block == kNhwc ? "NHWC" : y_block ? "NCHW" : "NCHWc") << " act"
+      << static_cast<int>(activation)
       << (residual ? (residual_before ? " z-before" : " z-after") : "") << (bias ? "" : " nobias");
     return s.str();
   }
@@ -65,6 +68,7 @@ inline kernels::ref::FusedConvParams nchwc_conv_params(const NchwcConvCase& t, i
   p.conv.out = {1, t.out_extent(t.h), t.out_extent(t.w)};
   p.x_block = t.x_block ? 1 : c;
   p.y_block = t.y_block ? 1 : c;
+  p.y_nhwc = t.y_block == kNhwc;
   p.w_block = c;
   return p;
 }
@@ -108,6 +112,7 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   // The oracle runs on plain layouts.
   FusedConvParams p = nchwc_conv_params(t, c);
   p.x_block = p.y_block = p.w_block = 1;
+  p.y_nhwc = false;
   p.epilogue.activation = t.activation;
   p.epilogue.alpha = t.activation == kernels::ref::Activation::kClip ? -0.25f : 0.1f;
   p.epilogue.beta = t.activation == kernels::ref::Activation::kClip ? 0.75f : 0.5f;
@@ -141,7 +146,16 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   FusedConvParams q = nchwc_conv_params(t, c);
   q.epilogue = p.epilogue;
   const std::vector<float> xk = q.x_block == 1 ? x : to_blocked(x, t.c_in, in_plane, c, nan);
-  const std::vector<float> zk = q.y_block == 1 ? z : to_blocked(z, t.c_out, out_plane, c, nan);
+  // Element (channel ch, pixel i) of y and z in the kernel's layout.
+  auto y_at = [&](int64_t ch, int64_t i) {
+    return q.y_nhwc ? i * t.c_out + ch : q.y_block == 1 ? ch * out_plane + i
+                                                         : ((ch / c) * out_plane + i) * c + ch % c;
+  };
+  std::vector<float> zk = q.y_block == 1 ? z : to_blocked(z, t.c_out, out_plane, c, nan);
+  if (q.y_nhwc) {
+    for (int64_t ch = 0; ch < t.c_out; ++ch)
+      for (int64_t i = 0; i < out_plane; ++i) zk[y_at(ch, i)] = z[ch * out_plane + i];
+  }
   const Tensor wt = Tensor::from_vector(w, {t.c_out, cg, t.k, t.k});
   Tensor packed = kernels::ref::pack_conv_weights(wt, static_cast<int>(c));
   if (weights) packed = weights(packed);
@@ -161,8 +175,7 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   int bad_pad = 0;
   for (int64_t ch = 0; ch < (q.y_block == 1 ? t.c_out : (t.c_out + c - 1) / c * c); ++ch) {
     for (int64_t i = 0; i < out_plane; ++i) {
-      const float v =
-          q.y_block == 1 ? y[ch * out_plane + i] : y[((ch / c) * out_plane + i) * c + ch % c];
+      const float v = y[y_at(ch, i)];
       if (ch >= t.c_out) {
         bad_pad += v != 0.0f;
         continue;

@@ -212,6 +212,7 @@ TEST(WinogradConv, SupportRules) {
     without([](auto& q) { q.x_block = 1; });          // NCHW input (a first layer)
     without([&](auto& q) { q.w_block = 2 * c; });     // weights for another vector width
     without([](auto& q) { q.conv.kernel = {3, 3, 3}; });  // 3-D
+    without([](auto& q) { q.y_block = 1, q.y_nhwc = true; });  // NHWC output
   });
 }
 

@@ -175,6 +175,23 @@ Tensor from_nchwc(const Tensor& t, int64_t channels) {
   return r;
 }
 
+// NCHW [N, C, H, W] <-> NHWC [N, H, W, C] (Transpose(0, 2, 3, 1) and its inverse).
+Tensor nchw_nhwc(const Tensor& t, bool to_nhwc) {
+  const Shape& s = t.shape();
+  const int64_t n = s[0], c = to_nhwc ? s[1] : s[3], plane = to_nhwc ? s[2] * s[3] : s[1] * s[2];
+  Tensor r = Tensor::empty(DType::kFloat32, to_nhwc ? Shape{n, s[2], s[3], c}
+                                                    : Shape{n, c, s[1], s[2]});
+  const float* src = t.data<float>();
+  float* dst = r.data<float>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < plane; ++i) {
+        const int64_t nchw = (b * c + ch) * plane + i, nhwc = (b * plane + i) * c + ch;
+        dst[to_nhwc ? nhwc : nchw] = src[to_nhwc ? nchw : nhwc];
+      }
+  return r;
+}
+
 // ---- FusedConv -------------------------------------------------------------------------
 
 const std::vector<ConvCase>& conv_cases() {
@@ -197,15 +214,19 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
     const Tensor w = random({k.m, k.c / k.group, k.kh, k.kw}, 12 + config);
     const Tensor b = random({k.m}, 13 + config);
     for (int64_t c : {4, 8, 16}) {
-      for (int layouts = 0; layouts < 8; ++layouts) {
-        const bool x_blocked = layouts & 1, y_blocked = layouts & 2, packed = layouts & 4;
+      // 0..7: x, y and weights each plain or blocked; 8..11: y NHWC (a fused Transpose).
+      for (int layouts = 0; layouts < 12; ++layouts) {
+        const bool nhwc = layouts >= 8;
+        const bool x_blocked = layouts & 1, y_blocked = !nhwc && (layouts & 2);
+        const bool packed = nhwc ? (layouts & 2) : (layouts & 4);
         ++config;
         const Act& act = all_activations()[config % all_activations().size()];
         const Residual r = static_cast<Residual>(config % 3);
         const bool with_bias = config % 5 != 0;
         SCOPED_TRACE(::testing::Message()
                      << "case c=" << k.c << " m=" << k.m << " g=" << k.group << " block " << c
-                     << " x " << x_blocked << " y " << y_blocked << " packed " << packed << " act '"
+                     << " x " << x_blocked << " y " << (nhwc ? "NHWC" : y_blocked ? "NCHWc" : "NCHW")
+                     << " packed " << packed << " act '"
                      << act.name << "' residual " << int(r) << " bias " << with_bias);
         const Tensor bias = with_bias ? b : Tensor();
         const Expected e = reference_conv(k, x, w, bias, Tensor(), Residual::kNone, Act{});
@@ -218,7 +239,7 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
             .ints("pads", k.pads)
             .i("group", k.group)
             .s("x_layout", x_blocked ? "NCHWc" : "NCHW")
-            .s("y_layout", y_blocked ? "NCHWc" : "NCHW")
+            .s("y_layout", nhwc ? "NHWC" : y_blocked ? "NCHWc" : "NCHW")
             .s("weight_layout", packed ? "packed" : "OIHW")
             .i("block", c)
             .i("out_channels", k.m);
@@ -226,9 +247,13 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
         if (r == Residual::kBefore) attrs.i("residual_before_activation", 1);
         std::vector<Tensor> in = {x_blocked ? to_nchwc(x, c, kNan) : x,
                                   packed ? kernels::ref::pack_conv_weights(w, c) : w, bias};
-        if (r != Residual::kNone) in.push_back(y_blocked ? to_nchwc(z_plain, c, kNan) : z_plain);
+        if (r != Residual::kNone) {
+          in.push_back(y_blocked ? to_nchwc(z_plain, c, kNan)
+                       : nhwc    ? nchw_nhwc(z_plain, true)
+                                 : z_plain);
+        }
         const Tensor y = run_fused("FusedConv", attrs, in, 1 + config % 2)[0];
-        const Tensor plain = y_blocked ? from_nchwc(y, k.m) : y;
+        const Tensor plain = y_blocked ? from_nchwc(y, k.m) : nhwc ? nchw_nhwc(y, false) : y;
         ASSERT_EQ(plain.shape(), e.shape);
         test::expect_close(plain.to_float_vector(), want.y, want.tol, "FusedConv");
         if (::testing::Test::HasFailure()) return;
@@ -323,6 +348,11 @@ TEST(FusedConvOp, InferReturnsThePhysicalShapeAndMacsCountLogicalChannels) {
   const std::vector<ops::TensorType> ins = {{DType::kFloat32, in[0].shape},
                                             {DType::kFloat32, in[1].shape}};
   EXPECT_EQ(op->macs(ins, y), 1 * 10 * 6 * 5 * 3 * 9);
+  // NHWC: [N, H, W, M], the conv followed by Transpose(0, 2, 3, 1).
+  attrs.s("y_layout", "NHWC");
+  ops::Attrs nhwc_reader(attrs.attrs, "FusedConv 'n'");
+  auto nhwc = schema->create(nhwc_reader, ops::OpContext{"n", "FusedConv", 13, 1});
+  EXPECT_EQ(nhwc->infer(in)[0].shape, (Shape{1, 6, 5, 10}));
 }
 
 TEST(FusedConvOp, Errors) {
@@ -341,6 +371,14 @@ TEST(FusedConvOp, Errors) {
                            {"residual_before_activation"});
   expect_error<ShapeError>(run(AttrMap().s("x_layout", "NCHWc").i("block", 4), {x, w}),
                            {"FusedConv 'test_node'", "2-D"});
+  expect_error<ShapeError>(
+      run(AttrMap().s("y_layout", "NHWC"), {random({1, 3, 5}, 6), random({4, 3, 3}, 7)}),
+      {"NHWC output needs a 2-D convolution"});
+  expect_error<ModelError>(
+      run(AttrMap().s("y_layout", "NHWC").s("weight_layout", "winograd").i("block", 4).i(
+              "out_channels", 4),
+          {x, w}),
+      {"NHWC", "winograd"});
   expect_error<ShapeError>(
       run(AttrMap().s("x_layout", "NCHWc").i("block", 4), {to_nchwc(x, 8, 0), w}),
       {"expected NCHWc input [N, 1, H, W, 4]"});

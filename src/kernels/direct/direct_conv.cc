@@ -57,6 +57,9 @@ struct Span {
   int64_t kh0, kh1, kw0, kw1;
   int64_t ic_begin, ic_end;
   bool first, last;
+  // x block and lane of the pass's first input channel, g * cg + ic_begin (computed once
+  // per pass: a 64-bit division per tile cost 3 % of a pointwise layer).
+  int64_t x_block0, x_lane0;
 };
 
 // One tap of one input channel: B weight vectors (ws, ws + w_ob_stride, ...) times R
@@ -65,10 +68,10 @@ template <int B, int R, class D, class V>
 HWY_INLINE void TapStep(D d, V (&acc)[B][R], const float* xs, int64_t pixel_step,
                         const float* ws, int64_t w_ob_stride) {
   V wv[B];
-  for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, ws + b * w_ob_stride);
-  for (int r = 0; r < R; ++r) {
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) wv[b] = hn::LoadU(d, ws + b * w_ob_stride);
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
     const V xv = hn::Set(d, xs[r * pixel_step]);
-    for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
   }
 }
 
@@ -77,21 +80,35 @@ HWY_INLINE void TapStep(D d, V (&acc)[B][R], const float* xs, int64_t pixel_step
 // time, r * stride * x_block). Known offsets take no registers, so such tiles reach
 // kTileMaxPixels<B> pixels: consecutive pixels of an NCHWc input (stride 1, kStep = c)
 // and stride-2 pixels of an NCHW input (the first layers, kStep = 2).
-template <int B, int R, int kStep = 0>
-HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
-                       const Span& sp) {
+// kTapsInside: the loop order for an NCHW input with fewer channels than taps per row
+// (below). Each order is its own function: with both loop nests in one, GCC kept the
+// accumulators in memory outside the FMA loops (48 vector stores and loads per tile).
+template <int B, int R, int kStep, bool kTapsInside>
+HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
+                           const Span& sp) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const int64_t c = k.c;
   const int64_t pix0 = oh * k.ow + ow0;
+  // Every loop over acc, here and in TapStep and StoreBlocks, carries HWY_UNROLL: GCC
+  // scalarises an array into registers only if all its indices are constants when its
+  // SRA pass runs, which is before the loops it would unroll on its own. Without the
+  // pragmas, acc lived on the stack outside the FMA loop: 48 vector moves and 24 loads
+  // per tile of the 4x6 pointwise tile (UltraFace slim-320: 2.63 -> 2.49 ms, median of 5
+  // alternated runs).
   V acc[B][R];
-  for (int b = 0; b < B; ++b) {
-    if (sp.first) {
-      const V bias = LoadBias(d, k.bias, k.out.channels, ob0 + b);
-      for (int r = 0; r < R; ++r) acc[b][r] = bias;
-    } else {
+  if (sp.first) {
+    V bias[B];
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+      bias[b] = LoadBias(d, k.bias, k.out.channels, ob0 + b);
+    }
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+      HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = bias[b];
+    }
+  } else {
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
       const float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
-      for (int r = 0; r < R; ++r) acc[b][r] = hn::LoadU(d, yp + r * c);
+      HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::LoadU(d, yp + r * c);
     }
   }
   const float* wb = k.w + ob0 * k.w_ob_stride;
@@ -99,7 +116,7 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
   const int64_t ic0 = g * k.cg;
   const int64_t col0 = ow0 * k.sw - k.pw;
   const int64_t pixel_step = kStep > 0 ? int64_t{kStep} : k.sw * k.xb;
-  if (k.xb == 1 && sp.ic_end - sp.ic_begin < sp.kw1 - sp.kw0) {
+  if constexpr (kTapsInside) {
     // NCHW input with fewer channels than taps per row (the first layer: 3 or 4
     // channels, 3x3 to 7x7): channels outside, taps inside, so the innermost loop walks
     // a row of taps (x + dilation, w + c per tap); a 3-channel run per tap cost as much
@@ -129,13 +146,13 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
     // at 4x5 pixels, 14 of them border pixels) went from 33 to 25 us in conv_bench.
     constexpr int kChains = B * R >= 4 ? 1 : (4 + B * R - 1) / (B * R);
     V part[kChains][B][R];
-    for (int q = 1; q < kChains; ++q) {
-      for (int b = 0; b < B; ++b) {
-        for (int r = 0; r < R; ++r) part[q][b][r] = hn::Zero(d);
+    HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) {
+      HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+        HWY_UNROLL(16) for (int r = 0; r < R; ++r) part[q][b][r] = hn::Zero(d);
       }
     }
     const int64_t x_step = k.xb == 1 ? k.x_cb_stride : 1;
-    const int64_t cb0 = (ic0 + sp.ic_begin) / k.xb, lane0 = (ic0 + sp.ic_begin) % k.xb;
+    const int64_t cb0 = sp.x_block0, lane0 = sp.x_lane0;
     for (int64_t i = sp.kh0; i < sp.kh1; ++i) {
       const int64_t row = (oh * k.sh - k.ph + i * k.dh) * k.wd;
       for (int64_t j = sp.kw0; j < sp.kw1; ++j) {
@@ -151,7 +168,7 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
           int64_t l = 0;
           if constexpr (kChains > 1) {
             for (; l + kChains <= n; l += kChains) {
-              for (int q = 0; q < kChains; ++q, xs += x_step, ws += w_ic_stride) {
+              HWY_UNROLL(16) for (int q = 0; q < kChains; ++q, xs += x_step, ws += w_ic_stride) {
                 TapStep<B, R>(d, q == 0 ? acc : part[q], xs, pixel_step, ws, k.w_ob_stride);
               }
             }
@@ -165,9 +182,9 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
         }
       }
     }
-    for (int q = 1; q < kChains; ++q) {
-      for (int b = 0; b < B; ++b) {
-        for (int r = 0; r < R; ++r) acc[b][r] = hn::Add(acc[b][r], part[q][b][r]);
+    HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) {
+      HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+        HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::Add(acc[b][r], part[q][b][r]);
       }
     }
   }
@@ -175,10 +192,23 @@ HWY_NOINLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int6
     StoreBlocks(d, k.out, ob0, pix0, acc);
     return;
   }
-  for (int b = 0; b < B; ++b) {
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
     float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
-    for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * c);
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * c);
   }
+}
+
+// One tile in the loop order that suits its span (see TileImpl). A dense NCHWc tile
+// (kStep = lanes) always has its channels inside.
+template <int B, int R, int kStep = 0>
+HWY_INLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
+                     const Span& sp) {
+  if constexpr (kStep != kLanes) {
+    if (k.xb == 1 && sp.ic_end - sp.ic_begin < sp.kw1 - sp.kw0) {
+      return TileImpl<B, R, kStep, true>(k, ob0, g, oh, ow0, sp);
+    }
+  }
+  TileImpl<B, R, kStep, false>(k, ob0, g, oh, ow0, sp);
 }
 
 // Tile<B, r> for a run-time r in [1, kTileMaxPixels<B>] (dense) or
@@ -218,8 +248,10 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   const int64_t ib = std::clamp<int64_t>(inner.end, ia, o1);
   const int64_t step = pass_channels(k, B);
   for (int64_t ic = 0; ic < k.cg; ic += step) {
+    const int64_t ic_first = g * k.cg + ic;
     Span sp{rows.begin, std::max(rows.begin, rows.end), 0,       k.kw,
-            ic,         std::min(k.cg, ic + step),      ic == 0, ic + step >= k.cg};
+            ic,         std::min(k.cg, ic + step),      ic == 0, ic + step >= k.cg,
+            ic_first / k.xb, ic_first % k.xb};
     auto border = [&](int64_t o) {
       const ref::Range cols = ref::valid_range(k.kw, k.dw, o * k.sw - k.pw, k.wd);
       Span b = sp;

@@ -152,7 +152,7 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
   const int64_t cout_per_group = c.out_channels / c.groups;
   const int64_t xs = p.x_block, ys = p.y_block, wb = p.w_block;
 
-  if (xs == 1 && ys == 1 && wb == 1) {
+  if (xs == 1 && ys == 1 && wb == 1 && !p.y_nhwc) {
     // All plain: the NCHW kernel (four input channels per pass), then the epilogue.
     for (int64_t oc = oc_begin; oc < oc_end; ++oc) {
       f32_conv_nchw(c, x, w, bias, y, oc, oc + 1);
@@ -170,8 +170,9 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
       oc += ys - 1;
       continue;
     }
-    // Channel oc of y: element s (a row-major spatial offset) at yc[s * ys].
-    float* yc = y + (oc / ys) * ys * out_plane + oc % ys;
+    // Channel oc of y: element s (a row-major spatial offset) at yc[s * y_step].
+    const int64_t y_step = p.y_nhwc ? c.out_channels : ys;
+    float* yc = p.y_nhwc ? y + oc : y + (oc / ys) * ys * out_plane + oc % ys;
     if (oc >= c.out_channels) {  // a padded lane of an NCHWc output
       for (int64_t s = 0; s < out_plane; ++s) yc[s * ys] = 0.0f;
       continue;
@@ -190,8 +191,9 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
           std::fill(acc, acc + n, b);
           accumulate_row(c, od, oh, ow0, n, x, group * cin_per_group, cin_per_group, xs, w_oc, wb,
                          acc);
-          const int64_t at = (row + ow0) * ys;
-          f32_epilogue(p.epilogue, n, acc, 1, nullptr, 0, zc ? zc + at : nullptr, ys, yc + at, ys);
+          const int64_t at = (row + ow0) * y_step;
+          f32_epilogue(p.epilogue, n, acc, 1, nullptr, 0, zc ? zc + at : nullptr, y_step, yc + at,
+                       y_step);
         }
       }
     }

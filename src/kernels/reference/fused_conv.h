@@ -19,6 +19,7 @@ struct FusedConvParams {
   ConvParams conv;      ///< channels (logical C and M), groups, extents, window
   int64_t x_block = 1;  ///< 1 (NCHW) or c (NCHWc)
   int64_t y_block = 1;  ///< 1 (NCHW) or c (NCHWc); y and z share the layout
+  bool y_nhwc = false;  ///< y and z NHWC ([H, W, M] per image; y_block 1, a 2-D conv)
   int64_t w_block = 1;  ///< 1 (OIHW) or c (packed)
   Epilogue epilogue;    ///< epilogue.residual: z is read
 };
@@ -34,7 +35,8 @@ inline int64_t fused_conv_padded_channels(const FusedConvParams& p) {
 /// x: one input image in the x_block layout; its padded lanes are never read.
 /// w: [M, C/g, kD, kH, kW] (w_block 1) or [ceil(M/c), C/g, kD, kH, kW, c] (w_block c).
 /// bias: [M] or nullptr. z: the residual image, laid out like y (read when
-/// p.epilogue.residual). y: one output image in the y_block layout.
+/// p.epilogue.residual). y: one output image in the y_block layout, or NHWC (y_nhwc:
+/// channel oc of pixel s at y[s * M + oc], as a conv followed by Transpose(0, 2, 3, 1)).
 /// oc_end <= fused_conv_padded_channels(p); a padded channel (oc >= M) is written as 0.
 /// All plain layouts run f32_conv_nchw and then the epilogue on each plane. An NCHWc
 /// output (y_block <= 16) whose range covers whole blocks computes each block's channels

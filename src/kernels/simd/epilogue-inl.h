@@ -28,14 +28,16 @@ namespace tern::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 /// Where and how a conv kernel stores its output vectors. One image.
-/// y: NCHWc ([ceil(M/c), H, W, c], y_block = c) or NCHW ([M, H, W], y_block = 1); z, the
-/// residual, has y's layout (read when e->residual). plane = H * W of y. One vector holds
-/// the c = Lanes output channels [ob * c, ob * c + c) of one pixel.
+/// y: NCHWc ([ceil(M/c), H, W, c], y_block = c), NCHW ([M, H, W], y_block = 1) or NHWC
+/// ([H, W, M], y_block = 1, nhwc); z, the residual, has y's layout (read when
+/// e->residual). plane = H * W of y. One vector holds the c = Lanes output channels
+/// [ob * c, ob * c + c) of one pixel.
 struct OutputTarget {
   const ref::Epilogue* e = nullptr;
   float* y = nullptr;
   const float* z = nullptr;
   int64_t y_block = 1;
+  bool nhwc = false;
   int64_t plane = 0;
   int64_t channels = 0;  ///< M: lanes of channels >= M are written as 0 (NCHWc) or skipped
 };
@@ -47,6 +49,7 @@ inline OutputTarget output_target(const ref::FusedConvParams& p, const float* z,
   o.y = y;
   o.z = z;
   o.y_block = p.y_block;
+  o.nhwc = p.y_nhwc;
   o.plane = p.conv.out.h * p.conv.out.w;
   o.channels = p.conv.out_channels;
   return o;
@@ -133,13 +136,15 @@ HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix,
     hn::StoreU(acc, d, o.y + off);
     return;
   }
-  // NCHW output, or a transcendental activation: lane by lane through the reference.
+  // NCHW or NHWC output, or a transcendental activation: lane by lane through the
+  // reference.
   HWY_ALIGN float lanes[hn::MaxLanes(d)];
   hn::Store(acc, d, lanes);
   const int64_t n = valid < c ? valid : c;
   for (int64_t l = 0; l < c; ++l) {
-    const int64_t off =
-        o.y_block == 1 ? (ob * c + l) * o.plane + pix : (ob * o.plane + pix) * c + l;
+    const int64_t off = o.nhwc           ? pix * o.channels + ob * c + l
+                        : o.y_block == 1 ? (ob * c + l) * o.plane + pix
+                                         : (ob * o.plane + pix) * c + l;
     if (l >= n) {
       if (o.y_block != 1) o.y[off] = 0.0f;
       continue;
@@ -163,7 +168,7 @@ HWY_NOINLINE void StoreBlocksSlow(D d, const OutputTarget& o, int64_t ob0, int64
                                   int R, float* buf) {
   const ref::Epilogue& e = *o.e;
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
-  const bool rows = o.y_block == 1 && !e.residual && !needs_scalar_activation(e);
+  const bool rows = o.y_block == 1 && !o.nhwc && !e.residual && !needs_scalar_activation(e);
   for (int b = 0; b < B; ++b) {
     const int64_t ob = ob0 + b;
     float* vb = buf + int64_t{b} * R * c;
@@ -180,32 +185,85 @@ HWY_NOINLINE void StoreBlocksSlow(D d, const OutputTarget& o, int64_t ob0, int64
   }
 }
 
+/// How a tile's store adds the residual z: not at all, before or after the activation.
+enum class Residual { kNone, kBefore, kAfter };
+
+/// StoreBlocksAs for residual mode Z, with o's fields passed as values: Highway's vector
+/// stores may alias anything, so GCC would reload every field of o and *o.e (and test
+/// the residual flag again) after each store.
+template <ref::Activation A, Residual Z, int B, int R, class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
+                                const float* const z, const int64_t plane, const int64_t channels,
+                                int64_t ob0, int64_t pix0, V (&acc)[B][R]) {
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  // Lanes of the last block that hold channels: all of them but in a layer whose M is
+  // not a multiple of c, where the rest are written as 0.
+  const auto valid = hn::FirstN(d, static_cast<size_t>(std::min(c, channels - (ob0 + B - 1) * c)));
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+    const int64_t off = ((ob0 + b) * plane + pix0) * c;
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+      V v = acc[b][r];
+      if constexpr (Z == Residual::kBefore) {
+        v = ActivateAs<A>(d, e, hn::Add(v, hn::LoadU(d, z + off + r * c)));
+      } else if constexpr (Z == Residual::kAfter) {
+        v = hn::Add(ActivateAs<A>(d, e, v), hn::LoadU(d, z + off + r * c));
+      } else {
+        v = ActivateAs<A>(d, e, v);
+      }
+      if (b == B - 1) v = hn::IfThenElseZero(valid, v);
+      hn::StoreU(v, d, y + off + r * c);
+    }
+  }
+}
+
 /// StoreBlocks for an NCHWc y and activation A: residual and activation in registers,
 /// padded lanes of the last block zeroed, one store per vector.
 template <ref::Activation A, int B, int R, class D, class V = hn::Vec<D>>
 HWY_INLINE void StoreBlocksAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
                               V (&acc)[B][R]) {
   const ref::Epilogue& e = *o.e;
-  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
-  // Lanes of the last block that hold channels: all of them but in a layer whose M is
-  // not a multiple of c, where the rest are written as 0.
-  const auto valid = hn::FirstN(d, static_cast<size_t>(std::min(c, o.channels - (ob0 + B - 1) * c)));
-  for (int b = 0; b < B; ++b) {
-    const int64_t off = ((ob0 + b) * o.plane + pix0) * c;
-    for (int r = 0; r < R; ++r) {
-      V v = acc[b][r];
-      if (e.residual) {
-        const V z = hn::LoadU(d, o.z + off + r * c);
-        if (e.residual_before_activation) {
-          v = ActivateAs<A>(d, e, hn::Add(v, z));
-        } else {
-          v = hn::Add(ActivateAs<A>(d, e, v), z);
-        }
+  if (!e.residual) {
+    StoreBlocksWith<A, Residual::kNone>(d, e, o.y, o.z, o.plane, o.channels, ob0, pix0, acc);
+  } else if (e.residual_before_activation) {
+    StoreBlocksWith<A, Residual::kBefore>(d, e, o.y, o.z, o.plane, o.channels, ob0, pix0, acc);
+  } else {
+    StoreBlocksWith<A, Residual::kAfter>(d, e, o.y, o.z, o.plane, o.channels, ob0, pix0, acc);
+  }
+}
+
+/// Stores v's first n lanes at p (n <= lanes): a masked store where Highway's is one (no
+/// lane past n is read or written: the next pixel's channels may belong to another
+/// thread, and the last pixel's end is y's), else through a buffer.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreFirstN(D d, V v, float* p, int64_t n) {
+#if !HWY_MEM_OPS_MIGHT_FAULT
+  hn::BlendedStore(v, hn::FirstN(d, static_cast<size_t>(n)), d, p);
+#else
+  HWY_ALIGN float lanes[hn::MaxLanes(d)];
+  hn::Store(v, d, lanes);
+  for (int64_t l = 0; l < n; ++l) p[l] = lanes[l];
+#endif
+}
+
+/// StoreBlocks for an NHWC y (a conv whose Transpose(0, 2, 3, 1) was fused into it, as
+/// in the detection heads), activation A and no residual: output block ob of pixel pix
+/// is the one contiguous run y[pix * M + ob * c ...] of min(c, M - ob * c) channels.
+template <ref::Activation A, int B, int R, class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreBlocksNhwcAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
+                                  V (&acc)[B][R]) {
+  const ref::Epilogue e = *o.e;  // copies: see StoreBlocksWith
+  float* const y = o.y;
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d)), m = o.channels;
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+    const int64_t ch = (ob0 + b) * c, n = std::min(c, m - ch);
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+      const int64_t off = (pix0 + r) * m + ch;
+      const V v = ActivateAs<A>(d, e, acc[b][r]);
+      if (n == c) {
+        hn::StoreU(v, d, y + off);
       } else {
-        v = ActivateAs<A>(d, e, v);
+        StoreFirstN(d, v, y + off, n);
       }
-      if (b == B - 1) v = hn::IfThenElseZero(valid, v);
-      hn::StoreU(v, d, o.y + off + r * c);
     }
   }
 }
@@ -232,11 +290,22 @@ HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix
       default:
         break;
     }
+  } else if (o.nhwc && !o.e->residual) {
+    switch (o.e->activation) {
+      case ref::Activation::kNone:
+        return StoreBlocksNhwcAs<ref::Activation::kNone>(d, o, ob0, pix0, acc);
+      case ref::Activation::kRelu:
+        return StoreBlocksNhwcAs<ref::Activation::kRelu>(d, o, ob0, pix0, acc);
+      case ref::Activation::kClip:
+        return StoreBlocksNhwcAs<ref::Activation::kClip>(d, o, ob0, pix0, acc);
+      default:
+        break;
+    }
   }
   HWY_ALIGN float buf[B * R * hn::MaxLanes(d)];
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
-  for (int b = 0; b < B; ++b) {
-    for (int r = 0; r < R; ++r) hn::Store(acc[b][r], d, buf + (b * R + r) * c);
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) hn::Store(acc[b][r], d, buf + (b * R + r) * c);
   }
   StoreBlocksSlow(d, o, ob0, pix0, B, R, buf);
 }

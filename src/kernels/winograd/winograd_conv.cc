@@ -237,6 +237,7 @@ bool WinogradSupported(const ref::FusedConvParams& p) {
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
   if (c < 4 || p.w_block != c || p.x_block != c) return false;
   if (p.y_block != 1 && p.y_block != c) return false;
+  if (p.y_nhwc) return false;  // NHWC output: the direct kernel and the reference
   return ref::winograd_applicable(p);
 }
 

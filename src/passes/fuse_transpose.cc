@@ -1,0 +1,84 @@
+// fuse-transpose: a FusedConv whose NCHW output is read only by a Transpose with perm
+// (0, 2, 3, 1) writes that Transpose's NHWC output itself (y_layout "NHWC"), and the
+// Transpose goes. The detection heads of RetinaFace, UltraFace and FD-1MB end in
+// Conv -> Transpose(0, 2, 3, 1) -> Reshape: from the kernels' NCHWc accumulators, one
+// output block of one pixel is a contiguous run of NHWC channels (one store), where NCHW
+// scatters it over M planes and the Transpose then copies the whole tensor again. ONNX
+// Runtime does the same by reordering its NCHWc output straight to NHWC.
+//
+// Legal when: the conv's output is 4-D (a 2-D conv), NCHW (y_layout NCHW: assign-layout
+// ran and left it plain), read by the Transpose only and not a graph output; the conv has
+// no residual input (its z would have to be NHWC too); its weights are not winograd
+// weights and its algorithm is not depthwise (those kernels write NCHW or NCHWc only; the
+// direct kernels and the reference write NHWC).
+#include "ops/registry.h"
+#include "passes/pass.h"
+
+namespace tern::passes {
+namespace {
+
+constexpr size_t kResidualInput = 3;  // FusedConv: X W B Z
+
+const std::string& attr_or(const ir::Node& node, const char* name, const std::string& def) {
+  auto it = node.attrs.find(name);
+  return it == node.attrs.end() ? def : it->second.s;
+}
+
+class FuseTranspose final : public NodeRule {
+ public:
+  const char* name() const override { return "fuse-transpose"; }
+  const char* summary() const override {
+    return "a conv followed by Transpose(0, 2, 3, 1) writes NHWC itself";
+  }
+
+ protected:
+  bool applies_to(const Program& p, int n) const override {
+    const ir::Node& node = p.graph.nodes[n];
+    if (node.op_type != "Transpose" || !node.domain.empty() || node.inputs.size() != 1) return false;
+    if (node.inputs[0] < 0 || node.outputs.size() != 1 || node.outputs[0] < 0) return false;
+    auto it = node.attrs.find("perm");
+    if (it == node.attrs.end() || it->second.ints != std::vector<int64_t>{0, 2, 3, 1}) return false;
+    const int producer = p.graph.values[node.inputs[0]].producer;
+    if (producer < 0) return false;
+    const ir::Node& conv = p.graph.nodes[producer];
+    return conv.domain == ops::kInternalDomain && conv.op_type == "FusedConv";
+  }
+
+  bool legal(const Program& p, int n) const override {
+    const ir::Node& node = p.graph.nodes[n];
+    const int t = node.inputs[0];
+    const ir::Node& conv = p.graph.nodes[p.graph.values[t].producer];
+    static const std::string kNchw = "NCHW", kOihw = "OIHW", kNone;
+    if (attr_or(conv, "y_layout", kNchw) != "NCHW") return false;
+    if (attr_or(conv, "weight_layout", kOihw) == "winograd") return false;
+    if (attr_or(conv, "algorithm", kNone) == "depthwise") return false;
+    if (conv.inputs.size() > kResidualInput && conv.inputs[kResidualInput] >= 0) return false;
+    if (conv.outputs.size() != 1 || conv.outputs[0] != t) return false;
+    if (!p.types[t] || p.types[t]->shape.size() != 4) return false;
+    return sole_consumer(p, t) == n;
+  }
+
+  void rewrite(Program& p, int n, std::vector<bool>& dead) const override {
+    const ir::Node& node = p.graph.nodes[n];
+    const int t = node.inputs[0], out = node.outputs[0];
+    const int producer = p.graph.values[t].producer;
+    ir::Node& conv = p.graph.nodes[producer];
+    ir::Attribute layout;
+    layout.type = ir::Attribute::Type::kString;
+    layout.s = "NHWC";
+    conv.attrs["y_layout"] = layout;
+    conv.outputs[0] = out;
+    p.graph.values[out].producer = producer;
+    p.graph.values[t].producer = -1;
+    dead[n] = true;
+  }
+};
+
+}  // namespace
+
+const Pass& fuse_transpose_pass() {
+  static const FuseTranspose pass;
+  return pass;
+}
+
+}  // namespace tern::passes
