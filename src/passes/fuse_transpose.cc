@@ -9,8 +9,8 @@
 // Legal when: the conv's output is 4-D (a 2-D conv), NCHW (y_layout NCHW: assign-layout
 // ran and left it plain), read by the Transpose only and not a graph output; the conv has
 // no residual input (its z would have to be NHWC too); its weights are not winograd
-// weights and its algorithm is not depthwise (those kernels write NCHW or NCHWc only; the
-// direct kernels and the reference write NHWC).
+// weights and it is not depthwise (by its algorithm or its groups: those kernels write
+// NCHW or NCHWc only; the direct kernels and the reference write NHWC).
 #include "ops/registry.h"
 #include "passes/pass.h"
 
@@ -52,6 +52,12 @@ class FuseTranspose final : public NodeRule {
     if (attr_or(conv, "y_layout", kNchw) != "NCHW") return false;
     if (attr_or(conv, "weight_layout", kOihw) == "winograd") return false;
     if (attr_or(conv, "algorithm", kNone) == "depthwise") return false;
+    // A depthwise conv by its shape too (select-algorithm may be off): the reference
+    // would run it instead of the depthwise kernel.
+    auto group = conv.attrs.find("group");
+    if (group != conv.attrs.end() && group->second.i > 1 && p.types[t] &&
+        p.types[t]->shape.size() == 4 && group->second.i == p.types[t]->shape[1])
+      return false;
     if (conv.inputs.size() > kResidualInput && conv.inputs[kResidualInput] >= 0) return false;
     if (conv.outputs.size() != 1 || conv.outputs[0] != t) return false;
     if (!p.types[t] || p.types[t]->shape.size() != 4) return false;

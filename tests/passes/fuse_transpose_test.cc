@@ -8,22 +8,23 @@
 namespace tern::test {
 namespace {
 
-// x [1, 3, 12, 10] -> 3x3 conv (16) -> ReLU -> head: 1x1 (6) or depthwise 3x3 (16)
-// -> Transpose(perm) -> "t" -> Reshape [1, -1, 2] -> y. `residual`: the head adds "r",
-// the first conv's output, before the Transpose (a depthwise head only, same shape);
-// `also_returned`: the head's output is a graph output too.
+// x [1, 3, 12, 10] -> 3x3 conv (16) -> ReLU -> head: 1x1 (6; 16 with a residual) or
+// depthwise 3x3 (16) -> Transpose(perm) -> "t" -> Reshape [1, -1, 2] -> y. `residual`:
+// the head adds the graph input "z" [1, 16, 12, 10] (plain, so the head's output stays
+// NCHW) before the Transpose; `also_returned`: the head's output is a graph output too.
 ModelBuilder head_model(std::vector<int64_t> perm = {0, 2, 3, 1}, bool depthwise = false,
                         bool residual = false, bool also_returned = false) {
   ModelBuilder m(17);
   m.input("x", {1, 3, 12, 10});
+  if (residual) m.input("z", {1, 16, 12, 10});
   m.output("y");
   if (also_returned) m.output("h");
   m.initializer("w1", {16, 3, 3, 3}, weights(16 * 27, 1));
-  const int64_t out = depthwise ? 16 : 6;
+  const int64_t out = depthwise || residual ? 16 : 6;
   if (depthwise) {
     m.initializer("wh", {16, 1, 3, 3}, weights(16 * 9, 2));
   } else {
-    m.initializer("wh", {6, 16, 1, 1}, weights(6 * 16, 2));
+    m.initializer("wh", {out, 16, 1, 1}, weights(out * 16, 2));
   }
   m.initializer("bh", {out}, weights(out, 3));
   int64_initializer(m, "shape", {3}, {1, -1, 2});
@@ -34,7 +35,7 @@ ModelBuilder head_model(std::vector<int64_t> perm = {0, 2, 3, 1}, bool depthwise
     set_int(head, "group", 16);
     set_ints(head, "pads", {1, 1, 1, 1});
   }
-  if (residual) m.node("Add", {"hc", "r"}, {"h"}, "residual");
+  if (residual) m.node("Add", {"hc", "z"}, {"h"}, "residual");
   set_ints(m.node("Transpose", {"h"}, {"t"}, "transpose"), "perm", perm);
   m.node("Reshape", {"t", "shape"}, {"y"}, "reshape");
   return m;
@@ -45,8 +46,6 @@ ModelBuilder head_model(std::vector<int64_t> perm = {0, 2, 3, 1}, bool depthwise
 passes::Program compile_all(const ModelBuilder& m) {
   return compile(m, {ops::TensorType{DType::kFloat32, {1, 3, 12, 10}}}, {}, simd_float_lanes());
 }
-
-bool fast_kernels() { return cpu_info().best_target != "SCALAR"; }
 
 // The y_layout of the FusedConv named "head".
 std::string head_layout(const passes::Program& p) {
@@ -59,8 +58,9 @@ std::string head_layout(const passes::Program& p) {
   return {};
 }
 
-void expect_same_results(const ModelBuilder& m) {
-  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 12, 10}, 5)}};
+void expect_same_results(const ModelBuilder& m, bool residual = false) {
+  std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 12, 10}, 5)}};
+  if (residual) feeds.push_back({"z", random_tensor({1, 16, 12, 10}, 7)});
   expect_pass_exact(m, feeds, {}, "fuse-transpose");
   expect_pass_exact(m, feeds, {}, "fuse-transpose", 2);
   expect_pass_keeps_results(m, feeds, "fuse-transpose");
@@ -100,18 +100,22 @@ TEST(FuseTranspose, NotWhenTheConvOutputIsReturned) {
   expect_same_results(m);
 }
 
-// The depthwise kernel writes NCHW or NCHWc only (where it does not run, the reference
-// does, which writes NHWC too); a residual would have to be NHWC as well.
+// The depthwise kernel writes NCHW or NCHWc only (recognised by its algorithm and, with
+// select-algorithm off, by its groups); a residual would have to be NHWC as well.
 TEST(FuseTranspose, NotForADepthwiseHeadOrOneWithAResidual) {
-  for (const bool residual : {false, true}) {
-    SCOPED_TRACE(residual ? "with a residual" : "depthwise");
-    const ModelBuilder m = head_model({0, 2, 3, 1}, true, residual);
-    const passes::Program p = compile_all(m);
-    if (residual || fast_kernels()) {
+  for (const bool depthwise : {true, false}) {
+    SCOPED_TRACE(depthwise ? "depthwise" : "pointwise with a residual");
+    const ModelBuilder m = head_model({0, 2, 3, 1}, depthwise, !depthwise);
+    for (const bool select : {true, false}) {
+      const std::vector<std::string> off =
+          select ? std::vector<std::string>{} : std::vector<std::string>{"select-algorithm"};
+      std::vector<ops::TensorType> inputs = {{DType::kFloat32, {1, 3, 12, 10}}};
+      if (!depthwise) inputs.push_back({DType::kFloat32, {1, 16, 12, 10}});
+      const passes::Program p = compile(m, inputs, off, simd_float_lanes());
       EXPECT_EQ(count_ops(p, "Transpose"), 1);
-      EXPECT_NE(head_layout(p), "NHWC");
+      EXPECT_EQ(head_layout(p), "NCHW");
     }
-    expect_same_results(m);
+    expect_same_results(m, !depthwise);
   }
 }
 

@@ -335,6 +335,7 @@ bool DirectSupported(const ref::FusedConvParams& p) {
   if (cp.in.d != 1 || cp.out.d != 1 || cp.kernel.d != 1) return false;
   if (p.x_block != 1 && p.x_block != c) return false;
   if (p.y_block != 1 && p.y_block != c) return false;
+  if (p.y_nhwc && p.y_block != 1) return false;  // NHWC has no channel blocks
   return cp.groups == 1 || (cp.out_channels / cp.groups) % c == 0;
 }
 
