@@ -95,12 +95,6 @@ ir::Attribute string_attr(std::string v) {
   return a;
 }
 
-std::string string_attr_of(const ir::Node& node, const std::string& name, const char* def) {
-  auto it = node.attrs.find(name);
-  return it != node.attrs.end() && it->second.type == ir::Attribute::Type::kString
-             ? it->second.s
-             : std::string(def);
-}
 
 /// How a node takes part: left alone, converted to run on NCHWc inputs, or a
 /// convolution (FusedConv) with its own input and output layouts.
@@ -279,11 +273,11 @@ class LayoutPlanner {
 
   bool resize_ok(const ir::Node& node) const {
     if (!blocked_input(node, 0) || p_.graph.opset < 10) return false;
-    const std::string mode = string_attr_of(node, "mode", "nearest");
+    const std::string mode = passes::string_attr(node, "mode", "nearest");
     if (mode != "nearest" && mode != "linear") return false;
     if (p_.graph.opset >= 11) {
       const std::string coord =
-          string_attr_of(node, "coordinate_transformation_mode", "half_pixel");
+          passes::string_attr(node, "coordinate_transformation_mode", "half_pixel");
       if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" &&
           coord != "asymmetric")
         return false;

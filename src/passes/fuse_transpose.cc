@@ -19,11 +19,6 @@ namespace {
 
 constexpr size_t kResidualInput = 3;  // FusedConv: X W B Z
 
-const std::string& attr_or(const ir::Node& node, const char* name, const std::string& def) {
-  auto it = node.attrs.find(name);
-  return it == node.attrs.end() ? def : it->second.s;
-}
-
 class FuseTranspose final : public NodeRule {
  public:
   const char* name() const override { return "fuse-transpose"; }
@@ -48,19 +43,16 @@ class FuseTranspose final : public NodeRule {
     const ir::Node& node = p.graph.nodes[n];
     const int t = node.inputs[0];
     const ir::Node& conv = p.graph.nodes[p.graph.values[t].producer];
-    static const std::string kNchw = "NCHW", kOihw = "OIHW", kNone;
-    if (attr_or(conv, "y_layout", kNchw) != "NCHW") return false;
-    if (attr_or(conv, "weight_layout", kOihw) == "winograd") return false;
-    if (attr_or(conv, "algorithm", kNone) == "depthwise") return false;
+    if (string_attr(conv, "y_layout", "NCHW") != "NCHW") return false;
+    if (string_attr(conv, "weight_layout", "OIHW") == "winograd") return false;
+    if (string_attr(conv, "algorithm", "") == "depthwise") return false;
+    if (!p.types[t] || p.types[t]->shape.size() != 4) return false;
     // A depthwise conv by its shape too (select-algorithm may be off): the reference
     // would run it instead of the depthwise kernel.
-    auto group = conv.attrs.find("group");
-    if (group != conv.attrs.end() && group->second.i > 1 && p.types[t] &&
-        p.types[t]->shape.size() == 4 && group->second.i == p.types[t]->shape[1])
-      return false;
+    const int64_t groups = int_attr(conv, "group", 1);
+    if (groups > 1 && groups == p.types[t]->shape[1]) return false;
     if (conv.inputs.size() > kResidualInput && conv.inputs[kResidualInput] >= 0) return false;
     if (conv.outputs.size() != 1 || conv.outputs[0] != t) return false;
-    if (!p.types[t] || p.types[t]->shape.size() != 4) return false;
     return sole_consumer(p, t) == n;
   }
 

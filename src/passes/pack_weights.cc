@@ -28,16 +28,6 @@
 namespace tern::passes {
 namespace {
 
-std::string string_attr(const ir::Node& n, const char* name, const char* def) {
-  auto it = n.attrs.find(name);
-  return it == n.attrs.end() ? def : it->second.s;
-}
-
-int64_t int_attr(const ir::Node& n, const char* name, int64_t def) {
-  auto it = n.attrs.find(name);
-  return it == n.attrs.end() ? def : it->second.i;
-}
-
 void set_int(ir::Node& n, const char* name, int64_t v) {
   ir::Attribute a;
   a.type = ir::Attribute::Type::kInt;

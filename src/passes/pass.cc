@@ -31,6 +31,17 @@ int sole_consumer(const Program& p, int v) {
   return readers.size() == 1 ? readers[0] : -1;
 }
 
+std::string string_attr(const ir::Node& n, const char* name, const char* def) {
+  auto it = n.attrs.find(name);
+  return it != n.attrs.end() && it->second.type == ir::Attribute::Type::kString ? it->second.s
+                                                                                 : def;
+}
+
+int64_t int_attr(const ir::Node& n, const char* name, int64_t def) {
+  auto it = n.attrs.find(name);
+  return it != n.attrs.end() && it->second.type == ir::Attribute::Type::kInt ? it->second.i : def;
+}
+
 std::string unique_node_name(const Program& p, const std::string& base) {
   auto taken = [&](const std::string& name) {
     for (const ir::Node& node : p.graph.nodes)

@@ -46,6 +46,12 @@ class NodeRule : public Pass {
 /// (the "must not fuse" cases: a fused-away value can have no other reader).
 int sole_consumer(const Program& p, int v);
 
+/// Node `n`'s string attribute `name`, or `def` when it has none (or one of another type).
+std::string string_attr(const ir::Node& n, const char* name, const char* def);
+
+/// Node `n`'s int attribute `name`, or `def` when it has none (or one of another type).
+int64_t int_attr(const ir::Node& n, const char* name, int64_t def);
+
 /// A unique node name derived from `base` (the graph's node names stay distinct).
 std::string unique_node_name(const Program& p, const std::string& base);
 
