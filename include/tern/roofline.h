@@ -17,7 +17,7 @@ namespace tern {
 
 /// The measured ceilings for one thread count.
 struct RooflinePoint {
-  int threads = 1;       ///< OpenMP threads that ran the kernels
+  int threads = 1;       ///< threads that ran the kernels
   double gflops = 0;     ///< peak FP32 FMA throughput, GFLOP/s (one FMA = 2 FLOP), median
   double bandwidth = 0;  ///< memory bandwidth of a streaming triad, GB/s (1e9 bytes), median
 };

@@ -18,8 +18,10 @@ namespace tern {
 
 /// Options fixed when a session is created.
 struct SessionOptions {
-  /// OpenMP threads this session's kernels use; 0 = one per core. Sessions do not share
-  /// this setting (no global state).
+  /// Threads this session's kernels use; 0 = one per processor available to the process
+  /// (its CPU affinity mask). The threads are one process-wide pool that runs one
+  /// parallel call at a time: a call made while another session's call holds it runs on
+  /// the calling thread alone. $TERN_NUM_THREADS_LIMIT caps every session's count.
   int num_threads = 0;
   /// Largest tensor a model file may declare (initializer, Constant or attribute), in
   /// bytes. A file that declares more is rejected with ModelError before any allocation.

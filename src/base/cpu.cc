@@ -1,7 +1,7 @@
 #include "base/cpu.h"
 
 #include <fmt/format.h>
-#include <omp.h>
+#include "base/thread_pool.h"
 
 #include <algorithm>
 #include <cctype>
@@ -143,10 +143,10 @@ CpuInfo cpu_info() {
     info.forced_target = st.forced;
   }
   const unsigned hw = std::thread::hardware_concurrency();
-  info.num_cores = hw > 0 ? static_cast<int>(hw) : std::max(1, omp_get_num_procs());
+  info.num_cores = hw > 0 ? static_cast<int>(hw) : available_processors();
   // What a Session with SessionOptions::num_threads = 0 uses (src/runtime/session.cc):
   // one thread per processor available to this process (its CPU affinity mask).
-  info.default_threads = std::max(1, omp_get_num_procs());
+  info.default_threads = available_processors();
   return info;
 }
 

@@ -26,8 +26,8 @@ struct CpuInfo {
   /// Logical cores the OS reports (at least 1).
   int num_cores = 1;
   /// Threads a Session uses by default (SessionOptions::num_threads = 0): one per
-  /// processor available to this process (omp_get_num_procs(), which honours the CPU
-  /// affinity mask; OMP_NUM_THREADS does not change it).
+  /// processor available to this process (available_processors(): its CPU affinity
+  /// mask).
   int default_threads = 1;
 };
 

@@ -1,4 +1,5 @@
 #include "ops/broadcast.h"
+#include "ops/parallel.h"
 
 #include "base/check.h"
 #include "kernels/reference/elementwise.h"
@@ -154,8 +155,8 @@ void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_
     it.for_each_rows(0, runs, rows);
     return;
   }
-#pragma omp parallel for num_threads(chunks) schedule(static)
-  for (int c = 0; c < chunks; ++c) it.for_each_rows(runs * c / chunks, runs * (c + 1) / chunks, rows);
+  parallel_ranges(runs, chunks,
+                  [&](int64_t begin, int64_t end) { it.for_each_rows(begin, end, rows); });
 }
 
 }  // namespace tern::ops

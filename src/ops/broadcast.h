@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 
+#include "ops/parallel.h"
 #include "tern/tensor.h"
 
 namespace tern::ops {
@@ -104,8 +105,8 @@ class BroadcastIterator {
   template <typename Fn>
   void for_each_rows(int64_t begin, int64_t end, Fn&& fn) const;
 
-  /// for_each(0, numel()) split into contiguous chunks, one per OpenMP thread, using at
-  /// most `num_threads` threads and at least `grain` elements per thread. fn must not throw.
+  /// for_each(0, numel()) split into contiguous chunks, one per thread (parallel_ranges),
+  /// using at most `num_threads` threads and at least `grain` elements per thread.
   template <typename Fn>
   void parallel_for_each(int num_threads, Fn&& fn, int64_t grain = kDefaultGrain) const;
 
@@ -206,15 +207,12 @@ void BroadcastIterator::parallel_for_each(int num_threads, Fn&& fn, int64_t grai
     for_each(0, total, fn);
     return;
   }
-#pragma omp parallel for num_threads(chunks) schedule(static)
-  for (int c = 0; c < chunks; ++c) {
-    for_each(total * c / chunks, total * (c + 1) / chunks, fn);
-  }
+  parallel_ranges(total, chunks, [&](int64_t begin, int64_t end) { for_each(begin, end, fn); });
 }
 
 /// Copies `src` into `dst` element by element: src broadcasts unidirectionally to dst's
 /// shape, both have any strides (0 or negative included) and the same element size (bytes).
-/// Uses at most num_threads OpenMP threads (32 Ki elements per thread at least). The one
+/// Uses at most num_threads threads (32 Ki elements per thread at least). The one
 /// copy loop of the data-movement ops (Concat, Slice, Split, Transpose, Expand, Tile).
 /// Runs shorter than kShortRun elements (a Slice or Concat on a last axis of 2 or 4, as in
 /// the detection models' box decoding) are copied a row of runs per call: one call per

@@ -16,8 +16,8 @@ namespace tern::ops {
 namespace {
 
 // y (contiguous, x's shape) = x converted to y's dtype. Parsing a string can throw (a
-// string that is not a number), and nothing may throw inside an OpenMP region, so string
-// casts run on one thread, in order, with the flat element index for the message.
+// string that is not a number) with the flat element index in its message, so string
+// casts run on one thread, in order, counting the elements done.
 void cast_into(const Tensor& x, Tensor& y, int num_threads) {
   const DType from = x.dtype();
   const DType to = y.dtype();

@@ -162,14 +162,13 @@ class FusedConvOp final : public Op {
       // The SIMD kernel does not run on this target: its reference twin, by output block.
       const int64_t units = (channels + p.w_block - 1) / p.w_block;
       const int64_t work = batch * units;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-      for (int64_t i = 0; i < work; ++i) {
+      parallel_for(work, ctx.num_threads, [&](int64_t i) {
         const int64_t n = i / units;
         const int64_t oc = i % units * p.w_block;
         kernels::ref::f32_winograd_conv(p, xd + n * x_image, wd, bd,
                                         zd ? zd + n * y_image : nullptr, yd + n * y_image, oc,
                                         std::min(channels, oc + p.w_block));
-      }
+      });
       return;
     }
     if (algo == ConvAlgorithm::kReference) {
@@ -178,41 +177,33 @@ class FusedConvOp final : public Op {
       const int64_t unit = p.y_block;
       const int64_t units = channels / unit;
       const int64_t work = batch * units;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-      for (int64_t i = 0; i < work; ++i) {
+      parallel_for(work, ctx.num_threads, [&](int64_t i) {
         const int64_t n = i / units;
         const int64_t oc = i % units * unit;
         kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
                                      yd + n * y_image, oc, oc + unit);
-      }
+      });
       return;
     }
     const bool depthwise = algo == ConvAlgorithm::kDepthwise;
     const bool winograd = algo == ConvAlgorithm::kWinograd;
-    const int64_t items = depthwise  ? kernels::depthwise_conv_work_items(p)
-                          : winograd ? kernels::winograd_conv_work_items(p)
-                                     : kernels::direct_conv_work_items(p);
-    // Items [begin, end) of the whole batch, image by image.
-    auto run_items = [&](int64_t begin, int64_t end) {
-      while (begin < end) {
-        const int64_t n = begin / items, first = begin % items;
-        const int64_t last = std::min(items, first + (end - begin));
-        const float* xn = xd + n * x_image;
-        const float* zn = zd ? zd + n * y_image : nullptr;
-        float* yn = yd + n * y_image;
-        if (depthwise) {
-          kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
-        } else if (winograd) {
-          kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, first, last);
-        } else {
-          kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
-        }
-        begin += last - first;
+    const kernels::WorkGrid grid = depthwise  ? kernels::depthwise_conv_work(p)
+                                   : winograd ? kernels::winograd_conv_work(p)
+                                              : kernels::direct_conv_work(p);
+    // A region of the image per thread, all output chunks over it (parallel_grid); within
+    // a chunk, consecutive items reuse the same weights from cache.
+    parallel_grid(batch, grid, ctx.num_threads, [&](int64_t n, int64_t first, int64_t last) {
+      const float* xn = xd + n * x_image;
+      const float* zn = zd ? zd + n * y_image : nullptr;
+      float* yn = yd + n * y_image;
+      if (depthwise) {
+        kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
+      } else if (winograd) {
+        kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, first, last);
+      } else {
+        kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
       }
-    };
-    // One contiguous share of the items per thread: consecutive items reuse the same
-    // weights (the kernels order them output-block major).
-    parallel_ranges(batch * items, ctx.num_threads, run_items);
+    });
   }
 
   // The plan's choice: what resolve_algorithm runs, except that packed 3x3 weights for

@@ -6,6 +6,7 @@
 #include "ops/epilogue.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -70,11 +71,10 @@ class FusedProductOp : public Op {
     const float* zd = z.defined() ? z.data<float>() : nullptr;
     const int64_t cols = y.rank() == 0 ? 1 : y.shape().back();
     const int64_t rows = cols == 0 ? 0 : y.numel() / cols;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
+    parallel_for(rows, ctx.num_threads, [&](int64_t r) {
       float* yr = yd + r * cols;
       kernels::ref::f32_epilogue(e, cols, yr, 1, bd, 1, zd ? zd + r * cols : nullptr, 1, yr, 1);
-    }
+    });
   }
 
   int64_t macs(std::span<const TensorType> inputs,

@@ -4,6 +4,7 @@
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -68,8 +69,9 @@ class GemmOp final : public Op {
     }
     const float* ad = a.data<float>();
     const float* bd = b.data<float>();
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t i = 0; i < p.m; ++i) kernels::ref::f32_gemm(p, ad, bd, yd, i, i + 1);
+    parallel_ranges(p.m, ctx.num_threads, [&](int64_t begin, int64_t end) {
+      kernels::ref::f32_gemm(p, ad, bd, yd, begin, end);
+    });
   }
 
   int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {

@@ -4,6 +4,7 @@
 
 #include "kernels/reference/gemm.h"
 #include "ops/op_args.h"
+#include "ops/parallel.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -36,8 +37,7 @@ class MatMulOp final : public Op {
     const int64_t batches = shape_numel(pl.batch);
     const int rank = static_cast<int>(pl.batch.size());
     const int64_t work = batches * p.m;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t w = 0; w < work; ++w) {
+    parallel_for(work, ctx.num_threads, [&](int64_t w) {
       const int64_t bi = w / p.m;
       const int64_t row = w % p.m;
       // Offsets of batch bi in A and B (strides are 0 along broadcast dims).
@@ -49,7 +49,7 @@ class MatMulOp final : public Op {
         b_off += i * pl.b_strides[d];
       }
       kernels::ref::f32_gemm(p, ad + a_off, bd + b_off, yd + bi * p.m * p.n, row, row + 1);
-    }
+    });
   }
 
   int64_t macs(std::span<const TensorType> inputs, std::span<const TensorType>) const override {

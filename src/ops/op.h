@@ -48,7 +48,8 @@ struct ValueNotKnown {
   int input_index;
 };
 
-/// Per-run settings a kernel may use. num_threads: OpenMP threads for this session.
+/// Per-run settings a kernel may use. num_threads: threads of tern's pool
+/// (base/thread_pool.h) this session's ops may use.
 struct ExecContext {
   int num_threads = 1;
 };

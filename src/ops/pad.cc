@@ -9,6 +9,7 @@
 #include "kernels/reference/elementwise.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -105,8 +106,9 @@ class PadOp final : public Op {
     const void* xd = x.raw_data();
     void* yd = y.raw_data();
     const int64_t rows = y.numel() / y.shape().back();
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) kernels::ref::pad_any(p, elem, xd, yd, value, r, r + 1);
+    parallel_ranges(rows, ctx.num_threads, [&](int64_t begin, int64_t end) {
+      kernels::ref::pad_any(p, elem, xd, yd, value, begin, end);
+    });
   }
 
  private:

@@ -76,24 +76,23 @@ class PoolOp : public Op {
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
     if (kernels::nchwc_pool_supported(p)) {
-      // NCHWc (the 3-D window whose last dim is the lanes): the SIMD kernel, its output
-      // rows split across threads.
+      // NCHWc (the 3-D window whose last dim is the lanes): the SIMD kernel, a region of
+      // every plane per thread (parallel_grid; the planes of all images are one grid).
       const kernels::PoolKind kind =
           is_max_ ? kernels::PoolKind::kMax : kernels::PoolKind::kAverage;
-      parallel_ranges(kernels::nchwc_pool_work_items(p, planes), ctx.num_threads,
-                      [&](int64_t begin, int64_t end) {
-                        kernels::f32_nchwc_pool(p, kind, xd, yd, begin, end);
-                      });
+      parallel_grid(1, kernels::nchwc_pool_work(p, planes), ctx.num_threads,
+                    [&](int64_t, int64_t begin, int64_t end) {
+                      kernels::f32_nchwc_pool(p, kind, xd, yd, begin, end);
+                    });
       return;
     }
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t c = 0; c < planes; ++c) {
+    parallel_ranges(planes, ctx.num_threads, [&](int64_t begin, int64_t end) {
       if (is_max_) {
-        kernels::ref::f32_max_pool(p, xd, yd, c, c + 1);
+        kernels::ref::f32_max_pool(p, xd, yd, begin, end);
       } else {
-        kernels::ref::f32_average_pool(p, xd, yd, c, c + 1);
+        kernels::ref::f32_average_pool(p, xd, yd, begin, end);
       }
-    }
+    });
   }
 
  private:
@@ -175,14 +174,13 @@ class GlobalPoolOp : public Op {
     const int64_t plane_size = planes == 0 ? 0 : x.numel() / planes;
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t c = 0; c < planes; ++c) {
+    parallel_ranges(planes, ctx.num_threads, [&](int64_t begin, int64_t end) {
       if (is_max_) {
-        kernels::ref::f32_global_max_pool(xd, yd, plane_size, c, c + 1);
+        kernels::ref::f32_global_max_pool(xd, yd, plane_size, begin, end);
       } else {
-        kernels::ref::f32_global_average_pool(xd, yd, plane_size, c, c + 1);
+        kernels::ref::f32_global_average_pool(xd, yd, plane_size, begin, end);
       }
-    }
+    });
   }
 
  private:

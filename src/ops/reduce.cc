@@ -19,6 +19,7 @@
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -200,14 +201,11 @@ class ReduceOp final : public Op {
       kernels::ref::reduce<T>(p, src, dst);
       return;
     }
-#pragma omp parallel for num_threads(chunks) schedule(static)
-    for (int c = 0; c < chunks; ++c) {
-      const int64_t o0 = p.outer * c / chunks;
-      const int64_t o1 = p.outer * (c + 1) / chunks;
+    parallel_ranges(p.outer, chunks, [&](int64_t o0, int64_t o1) {
       ReduceParams q = p;
       q.outer = o1 - o0;
       kernels::ref::reduce<T>(q, src + o0 * p.reduce * p.inner, dst + o0 * p.inner);
-    }
+    });
   }
 
   ReduceKind kind_ = ReduceKind::kSum;

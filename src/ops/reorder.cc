@@ -6,6 +6,7 @@
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -52,12 +53,13 @@ class ReorderOp final : public Op {
     float* yd = outputs[0].data<float>();
     if (to_blocked_) {
       const int64_t blocks = p.blocks();
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-      for (int64_t b = 0; b < blocks; ++b) kernels::ref::f32_reorder_to_nchwc(p, xd, yd, b, b + 1);
+      parallel_ranges(blocks, ctx.num_threads, [&](int64_t begin, int64_t end) {
+        kernels::ref::f32_reorder_to_nchwc(p, xd, yd, begin, end);
+      });
     } else {
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-      for (int64_t ch = 0; ch < p.channels; ++ch)
-        kernels::ref::f32_reorder_to_nchw(p, xd, yd, ch, ch + 1);
+      parallel_ranges(p.channels, ctx.num_threads, [&](int64_t begin, int64_t end) {
+        kernels::ref::f32_reorder_to_nchw(p, xd, yd, begin, end);
+      });
     }
   }
 

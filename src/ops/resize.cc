@@ -7,6 +7,7 @@
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -128,8 +129,9 @@ class ResizeOp : public Op {
         p.inner = in[rank - 1];
       }
       const int64_t rows = shape_numel(pl.out) / (pl.out[p.rank - 1] * p.inner);
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-      for (int64_t r = 0; r < rows; ++r) kernels::ref::f32_resize_nearest(p, xd, yd, r, r + 1);
+      parallel_ranges(rows, ctx.num_threads, [&](int64_t begin, int64_t end) {
+        kernels::ref::f32_resize_nearest(p, xd, yd, begin, end);
+      });
       return;
     }
 

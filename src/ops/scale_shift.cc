@@ -23,6 +23,7 @@
 
 #include "ops/op_args.h"
 #include "ops/registry.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -74,14 +75,13 @@ class ScaleShiftOp final : public Op {
     const float* sd = scale.data<float>();
     const float* td = shift.data<float>();
     float* yd = outputs[0].data<float>();
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t i = 0; i < units; ++i) {
+    parallel_ranges(units, ctx.num_threads, [&](int64_t begin, int64_t end) {
       if (block_ > 0) {
-        kernels::ref::f32_scale_shift_nchwc(p, xd, sd, td, yd, i, i + 1);
+        kernels::ref::f32_scale_shift_nchwc(p, xd, sd, td, yd, begin, end);
       } else {
-        kernels::ref::f32_scale_shift_nchw(p, xd, sd, td, yd, i, i + 1);
+        kernels::ref::f32_scale_shift_nchw(p, xd, sd, td, yd, begin, end);
       }
-    }
+    });
   }
 
  private:

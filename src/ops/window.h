@@ -12,6 +12,7 @@
 #include "ops/attrs.h"
 #include "ops/op.h"
 #include "ops/op_args.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -135,7 +136,7 @@ Params window_params(const WindowAttrs& window, int64_t group, int64_t in_channe
 ///   infer: every input float32 (UnsupportedOpError), geometry(), bias B of shape [M];
 ///          Y: [N, M, O1, ..., On].
 ///   run:   Kernel(p, x_image, w, bias, y_image, oc, oc + 1) for every (image, output
-///          channel) pair, split across the OpenMP threads.
+///          channel) pair, split across the session's threads.
 template <typename Params, void (*Kernel)(const Params&, const float*, const float*, const float*,
                                           float*, int64_t, int64_t)>
 class ConvLikeOp : public Op {
@@ -168,12 +169,11 @@ class ConvLikeOp : public Op {
     const float* bd = b.defined() ? b.data<float>() : nullptr;
     float* yd = outputs[0].data<float>();
     const int64_t work = x.dim(0) * p.out_channels;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static)
-    for (int64_t i = 0; i < work; ++i) {
+    parallel_for(work, ctx.num_threads, [&](int64_t i) {
       const int64_t n = i / p.out_channels;
       const int64_t oc = i % p.out_channels;
       Kernel(p, xd + n * x_image, wd, bd, yd + n * y_image, oc, oc + 1);
-    }
+    });
   }
 
  protected:

@@ -69,9 +69,9 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 
-#include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -80,6 +80,7 @@ HWY_AFTER_NAMESPACE();
 #include "base/check.h"
 #include "base/cpu.h"
 #include "base/json_cache.h"
+#include "base/thread_pool.h"
 #include "hwy/aligned_allocator.h"
 #include "tern/roofline.h"
 
@@ -122,17 +123,15 @@ double median(std::vector<double> v) {
 
 // One run of the FMA kernel on `threads` threads, `iterations` each: GFLOP/s.
 double fma_gflops(int threads, int64_t iterations, int64_t lanes, float* sink) {
-  int team = 1;
-  float total = 0;
+  std::atomic<int> team{1};
+  std::vector<float> totals(threads, 0.0f);
   const auto start = Clock::now();
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-  {
-    total += runtime::fma_chains(iterations);
-#pragma omp single nowait
-    team = omp_get_num_threads();  // fewer than asked under OMP_THREAD_LIMIT
-  }
+  parallel_run(threads, [&](int t, int nt) {
+    totals[t] = runtime::fma_chains(iterations);
+    if (t == 0) team = nt;  // fewer than asked under TERN_NUM_THREADS_LIMIT
+  });
   const double s = seconds_since(start);
-  *sink += total;
+  for (float v : totals) *sink += v;
   const double flop = 24.0 * double(lanes) * double(iterations) * team;
   return flop / s / 1e9;
 }
@@ -141,12 +140,10 @@ double fma_gflops(int threads, int64_t iterations, int64_t lanes, float* sink) {
 // the same parts that first touched the pages): GB/s at 12 bytes per element.
 double triad_gbps(int threads, float* a, const float* b, const float* c, int64_t n) {
   const auto start = Clock::now();
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
+  parallel_run(threads, [&](int64_t t, int64_t team) {
     const int64_t begin = n * t / team, end = n * (t + 1) / team;
     runtime::triad(a + begin, b + begin, c + begin, 3.0f, end - begin);
-  }
+  });
   const double s = seconds_since(start);
   return 12.0 * double(n) / s / 1e9;
 }
@@ -270,12 +267,13 @@ Roofline measure_roofline(const RooflineOptions& options) {
   hwy::AlignedFreeUniquePtr<float[]> b = hwy::AllocateAligned<float>(n);
   hwy::AlignedFreeUniquePtr<float[]> c = hwy::AllocateAligned<float>(n);
   if (!a || !b || !c) throw std::bad_alloc();
-#pragma omp parallel for num_threads(r.num_cores) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    a[i] = 0.0f;
-    b[i] = 1.0f;
-    c[i] = 2.0f;
-  }
+  parallel_run(r.num_cores, [&](int64_t t, int64_t team) {
+    for (int64_t i = n * t / team; i < n * (t + 1) / team; ++i) {
+      a[i] = 0.0f;
+      b[i] = 1.0f;
+      c[i] = 2.0f;
+    }
+  });
 
   for (int t = 1; t <= r.num_cores; ++t) {
     RooflinePoint p;

@@ -1,7 +1,5 @@
 #include "tern/session.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -9,6 +7,7 @@
 
 #include "base/check.h"
 #include "base/cpu.h"
+#include "base/thread_pool.h"
 #include "onnx/loader.h"
 #include "ops/registry.h"
 #include "runtime/plan.h"
@@ -71,7 +70,7 @@ void Session::Impl::init() {
   TERN_CHECK(options.num_threads >= 0, InvalidArgument,
              "SessionOptions.num_threads must be >= 0 (0 = one per core), but got {}",
              options.num_threads);
-  num_threads = options.num_threads > 0 ? options.num_threads : omp_get_num_procs();
+  num_threads = options.num_threads > 0 ? options.num_threads : available_processors();
   passes::check_pass_names(options.disabled_passes);
   graph.topological_order();  // throws ModelError on a cycle
   // Every op is created once now, so an unsupported op or a bad attribute fails at load

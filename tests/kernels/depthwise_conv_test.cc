@@ -21,7 +21,7 @@ using test::NchwcConvCase;
 void run_depthwise(const NchwcConvCase& t, int64_t c, uint32_t seed) {
   const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
   ASSERT_TRUE(kernels::depthwise_conv_supported(p)) << t.str();
-  test::check_nchwc_conv(t, c, kernels::depthwise_conv_work_items(p), kernels::f32_depthwise_conv,
+  test::check_nchwc_conv(t, c, kernels::depthwise_conv_work(p).items(), kernels::f32_depthwise_conv,
                          seed);
 }
 

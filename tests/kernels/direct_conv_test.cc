@@ -26,7 +26,8 @@ constexpr Activation kActivations[] = {
 void run_direct(const NchwcConvCase& t, int64_t c, uint32_t seed) {
   const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
   ASSERT_TRUE(kernels::direct_conv_supported(p)) << t.str();
-  test::check_nchwc_conv(t, c, kernels::direct_conv_work_items(p), kernels::f32_direct_conv, seed);
+  test::check_nchwc_conv(t, c, kernels::direct_conv_work(p).items(), kernels::f32_direct_conv,
+                         seed);
 }
 
 // The scalar baseline (1 lane, while its NCHWc block is 4) has no fast kernel.

@@ -69,7 +69,7 @@ void check_pool(const PoolCase& t, int64_t c, uint32_t seed) {
   for (float& v : x) v = u(rng);
   // A NaN now and then: max must skip it as std::max does; average propagates it.
   for (size_t i = seed % 97; i < x.size(); i += 211) x[i] = std::numeric_limits<float>::quiet_NaN();
-  const int64_t items = kernels::nchwc_pool_work_items(p, t.planes);
+  const int64_t items = kernels::nchwc_pool_work(p, t.planes).items();
   ASSERT_EQ(items, t.planes * p.out.d);
   for (PoolKind kind : {PoolKind::kMax, PoolKind::kAverage}) {
     SCOPED_TRACE(kind == PoolKind::kMax ? "max" : "average");

@@ -102,7 +102,7 @@ test::ExtraTolerance winograd_tolerance(const NchwcConvCase& t) {
 void run_winograd(const NchwcConvCase& t, int64_t c, uint32_t seed) {
   const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
   ASSERT_TRUE(kernels::winograd_conv_supported(p)) << t.str();
-  test::check_nchwc_conv(t, c, kernels::winograd_conv_work_items(p), kernels::f32_winograd_conv,
+  test::check_nchwc_conv(t, c, kernels::winograd_conv_work(p).items(), kernels::f32_winograd_conv,
                          seed, kernels::ref::winograd_transform_weights, winograd_tolerance(t));
 }
 
@@ -197,7 +197,7 @@ TEST(WinogradConv, SupportRules) {
     // 4 tiles: one group, times the chunks of 4 output blocks (3 on AVX2 and SSE4).
     const int64_t max_blocks = target == "AVX2" || target == "SSE4" ? 3 : 4;
     if (target != "SCALAR") {
-      EXPECT_EQ(kernels::winograd_conv_work_items(p), (16 / c + max_blocks - 1) / max_blocks);
+      EXPECT_EQ(kernels::winograd_conv_work(p).items(), (16 / c + max_blocks - 1) / max_blocks);
     }
     auto without = [&](auto&& change) {
       kernels::ref::FusedConvParams q = p;

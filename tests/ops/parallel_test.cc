@@ -1,11 +1,19 @@
 // ops::parallel_ranges: the shares cover [0, total) exactly once, are contiguous, differ in
 // size by at most one item, and use no more threads than asked or items exist.
+// ops::parallel_for: every index once. ops::parallel_grid: every item of every image once,
+// each range inside one image; with enough spatial units, a thread's inner indices are the
+// same for every outer index (the spatial split).
 #include "ops/parallel.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <tuple>
+#include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 namespace tern::ops {
@@ -33,6 +41,56 @@ TEST(ParallelRanges, SharesCoverEveryItemOnce) {
       EXPECT_LE(calls, std::max<int64_t>(1, std::min<int64_t>(threads, total)));
       const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
       EXPECT_LE(*hi - *lo, 1);
+    }
+  }
+}
+
+TEST(ParallelFor, EveryIndexOnce) {
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<std::atomic<int>> hits(37);
+    parallel_for(37, threads, [&](int64_t i) { ++hits[static_cast<size_t>(i)]; });
+    for (size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].load(), 1) << i;
+  }
+}
+
+TEST(ParallelGrid, CoversEveryItemOnceAndSplitsSpatially) {
+  for (int threads = 1; threads <= 4; ++threads) {
+    for (int64_t batch : {1, 2, 3}) {
+      for (int64_t outer : {1, 2, 5}) {
+        for (int64_t inner : {0, 1, 3, 17, 40}) {
+          SCOPED_TRACE(testing::Message() << threads << " threads, batch " << batch << ", grid "
+                                          << outer << " x " << inner);
+          const kernels::WorkGrid g{outer, inner};
+          std::mutex m;
+          std::map<std::tuple<int64_t, int64_t>, int> hits;          // (image, item)
+          std::map<std::tuple<int64_t, int64_t>, std::thread::id> who;  // (image, item)
+          parallel_grid(batch, g, threads, [&](int64_t n, int64_t begin, int64_t end) {
+            std::lock_guard<std::mutex> lock(m);
+            ASSERT_LE(0, n);
+            ASSERT_LT(n, batch);
+            ASSERT_LE(0, begin);
+            ASSERT_LE(begin, end);
+            ASSERT_LE(end, g.items());
+            for (int64_t i = begin; i < end; ++i) {
+              ++hits[{n, i}];
+              who[{n, i}] = std::this_thread::get_id();
+            }
+          });
+          ASSERT_EQ(static_cast<int64_t>(hits.size()), batch * g.items());
+          for (const auto& [key, count] : hits) EXPECT_EQ(count, 1);
+          if (batch * inner >= kMinSpatialUnitsPerThread * threads) {
+            // Spatial: the thread of (n, o, i) does not depend on o.
+            for (int64_t n = 0; n < batch; ++n) {
+              for (int64_t i = 0; i < inner; ++i) {
+                for (int64_t o = 1; o < outer; ++o) {
+                  const auto here = std::make_tuple(n, o * inner + i);
+                  EXPECT_EQ(who[here], who[std::make_tuple(n, i)]) << n << " " << o << " " << i;
+                }
+              }
+            }
+          }
+        }
+      }
     }
   }
 }

@@ -195,9 +195,9 @@ bool DepthwiseSupported(const ref::FusedConvParams& p) {
   return cp.groups == cp.in_channels && cp.groups == cp.out_channels;
 }
 
-int64_t DepthwiseWorkItems(const ref::FusedConvParams& p) {
+WorkGrid DepthwiseWork(const ref::FusedConvParams& p) {
   const Depthwise k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
-  return (p.conv.out_channels + k.c - 1) / k.c * k.oh * k.segments;
+  return {(p.conv.out_channels + k.c - 1) / k.c, k.oh * k.segments};
 }
 
 void DepthwiseConv(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
@@ -232,7 +232,7 @@ HWY_AFTER_NAMESPACE();
 namespace tern::kernels {
 
 HWY_EXPORT(DepthwiseSupported);
-HWY_EXPORT(DepthwiseWorkItems);
+HWY_EXPORT(DepthwiseWork);
 HWY_EXPORT(DepthwiseConv);
 
 bool depthwise_conv_supported(const ref::FusedConvParams& p) {
@@ -240,8 +240,8 @@ bool depthwise_conv_supported(const ref::FusedConvParams& p) {
   return HWY_DYNAMIC_DISPATCH(DepthwiseSupported)(p);
 }
 
-int64_t depthwise_conv_work_items(const ref::FusedConvParams& p) {
-  return HWY_DYNAMIC_DISPATCH(DepthwiseWorkItems)(p);
+WorkGrid depthwise_conv_work(const ref::FusedConvParams& p) {
+  return HWY_DYNAMIC_DISPATCH(DepthwiseWork)(p);
 }
 
 void f32_depthwise_conv(const ref::FusedConvParams& p, const float* x, const float* w,

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/reference/fused_conv.h"
+#include "kernels/work_grid.h"
 
 namespace tern::kernels {
 
@@ -16,9 +17,9 @@ namespace tern::kernels {
 bool depthwise_conv_supported(const ref::FusedConvParams& p);
 
 /// Work items of one image: (channel block, output row, row segment) triples, channel
-/// block major; f32_depthwise_conv computes any sub-range, so callers split [0, items) across
-/// threads.
-int64_t depthwise_conv_work_items(const ref::FusedConvParams& p);
+/// block major: a grid of channel blocks x (rows x segments); f32_depthwise_conv computes
+/// any sub-range of [0, items()), so callers split it across threads (ops::parallel_grid).
+WorkGrid depthwise_conv_work(const ref::FusedConvParams& p);
 
 /// y = epilogue(depthwise_conv(x, w) + bias, z) for work items [begin, end) of one image.
 /// x: [ceil(C/c), H, W, c]; w: packed [ceil(C/c), 1, kH, kW, c]; bias: [C] or nullptr;

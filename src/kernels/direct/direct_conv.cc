@@ -339,9 +339,9 @@ bool DirectSupported(const ref::FusedConvParams& p) {
   return cp.groups == 1 || (cp.out_channels / cp.groups) % c == 0;
 }
 
-int64_t DirectWorkItems(const ref::FusedConvParams& p) {
+WorkGrid DirectWork(const ref::FusedConvParams& p) {
   const Direct k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
-  return p.conv.groups * k.chunks_per_group * k.oh * k.segments;
+  return {p.conv.groups * k.chunks_per_group, k.oh * k.segments};
 }
 
 void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
@@ -372,7 +372,7 @@ HWY_AFTER_NAMESPACE();
 namespace tern::kernels {
 
 HWY_EXPORT(DirectSupported);
-HWY_EXPORT(DirectWorkItems);
+HWY_EXPORT(DirectWork);
 HWY_EXPORT(DirectConv);
 
 bool direct_conv_supported(const ref::FusedConvParams& p) {
@@ -380,8 +380,8 @@ bool direct_conv_supported(const ref::FusedConvParams& p) {
   return HWY_DYNAMIC_DISPATCH(DirectSupported)(p);
 }
 
-int64_t direct_conv_work_items(const ref::FusedConvParams& p) {
-  return HWY_DYNAMIC_DISPATCH(DirectWorkItems)(p);
+WorkGrid direct_conv_work(const ref::FusedConvParams& p) {
+  return HWY_DYNAMIC_DISPATCH(DirectWork)(p);
 }
 
 void f32_direct_conv(const ref::FusedConvParams& p, const float* x, const float* w,

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/reference/fused_conv.h"
+#include "kernels/work_grid.h"
 
 namespace tern::kernels {
 
@@ -19,9 +20,10 @@ namespace tern::kernels {
 bool direct_conv_supported(const ref::FusedConvParams& p);
 
 /// Work items of one image: (chunk of up to 4 output-channel blocks (3 on AVX2 and SSE4),
-/// output row, row segment) triples, chunk major;
-/// f32_direct_conv computes any sub-range, so callers split [0, items) across threads.
-int64_t direct_conv_work_items(const ref::FusedConvParams& p);
+/// output row, row segment) triples, chunk major: a grid of chunks x (rows x segments);
+/// f32_direct_conv computes any sub-range of [0, items()), so callers split it across
+/// threads (ops::parallel_grid).
+WorkGrid direct_conv_work(const ref::FusedConvParams& p);
 
 /// y = epilogue(conv(x, w) + bias, z) for work items [begin, end) of one image, like
 /// ref::f32_fused_conv (same layouts: x [C, H, W] or [ceil(C/c), H, W, c]; w packed

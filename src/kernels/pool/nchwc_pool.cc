@@ -100,8 +100,8 @@ bool nchwc_pool_supported(const ref::PoolParams& p) {
   return HWY_DYNAMIC_DISPATCH(NchwcPoolSupported)(p);
 }
 
-int64_t nchwc_pool_work_items(const ref::PoolParams& p, int64_t planes) {
-  return planes * p.out.d;
+WorkGrid nchwc_pool_work(const ref::PoolParams& p, int64_t planes) {
+  return {planes, p.out.d};
 }
 
 void f32_nchwc_pool(const ref::PoolParams& p, PoolKind kind, const float* x, float* y,

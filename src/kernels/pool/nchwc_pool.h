@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/reference/pool.h"
+#include "kernels/work_grid.h"
 
 namespace tern::kernels {
 
@@ -19,9 +20,10 @@ enum class PoolKind { kMax, kAverage };
 /// dilation on the lane dim. Any dilation and padding on H and W.
 bool nchwc_pool_supported(const ref::PoolParams& p);
 
-/// Work items: the output rows of every plane (planes * out.d), plane major;
-/// f32_nchwc_pool computes any sub-range, so callers split [0, items) across threads.
-int64_t nchwc_pool_work_items(const ref::PoolParams& p, int64_t planes);
+/// Work items: the output rows of every plane, plane major: a grid of planes x out.d;
+/// f32_nchwc_pool computes any sub-range of [0, items()), so callers split it across
+/// threads (ops::parallel_grid).
+WorkGrid nchwc_pool_work(const ref::PoolParams& p, int64_t planes);
 
 /// y = max or mean of each window, for work items [begin, end). x: [planes, H, W, c],
 /// y: [planes, oH, oW, c] (both contiguous, the shapes p gives). The results are the

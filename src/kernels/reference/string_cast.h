@@ -18,8 +18,7 @@ void cast_to_string(int64_t n, DType from, const void* x, int64_t x_stride, std:
 /// targets use strtod rules (leading/trailing blanks, "NaN", "INF", "+INF", "-inf", hex);
 /// integer targets parse a decimal integer, else a float truncated toward zero and
 /// saturated; bool is true for any non-zero number. Throws InvalidArgument naming the
-/// element (first_index + i) when a string is not a number: call it outside any OpenMP
-/// parallel region.
+/// element (first_index + i) when a string is not a number.
 void cast_from_string(int64_t n, const std::string* x, int64_t x_stride, DType to, void* y,
                       int64_t first_index = 0);
 

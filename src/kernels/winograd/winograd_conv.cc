@@ -244,9 +244,9 @@ bool WinogradSupported(const ref::FusedConvParams& p) {
 // Output-block chunks per tile group (one work item each).
 int64_t chunks(const Wino& k) { return (k.mblocks + kTileMaxBlocks - 1) / kTileMaxBlocks; }
 
-int64_t WinogradWorkItems(const ref::FusedConvParams& p) {
+WorkGrid WinogradWork(const ref::FusedConvParams& p) {
   const Wino k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
-  return (k.tiles + kTiles - 1) / kTiles * chunks(k);
+  return {1, (k.tiles + kTiles - 1) / kTiles * chunks(k)};
 }
 
 int64_t WinogradWorkspaceBytes(const ref::FusedConvParams& p) {
@@ -260,7 +260,7 @@ void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u,
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
   const Wino k = resolve(p, x, u, bias, z, y);
   // One workspace per thread, grown to the largest layer and kept: the plan's threads
-  // are OpenMP's persistent pool.
+  // are tern's persistent pool (base/thread_pool.h).
   thread_local std::vector<float> workspace;
   const int64_t floats = workspace_floats(k);
   if (static_cast<int64_t>(workspace.size()) < floats) workspace.resize(floats);
@@ -294,7 +294,7 @@ HWY_AFTER_NAMESPACE();
 namespace tern::kernels {
 
 HWY_EXPORT(WinogradSupported);
-HWY_EXPORT(WinogradWorkItems);
+HWY_EXPORT(WinogradWork);
 HWY_EXPORT(WinogradWorkspaceBytes);
 HWY_EXPORT(WinogradConv);
 
@@ -307,8 +307,8 @@ bool winograd_conv_preferred(const ref::FusedConvParams& p) {
   return winograd_conv_supported(p) && p.conv.in_channels >= 16 && p.conv.out_channels >= 16;
 }
 
-int64_t winograd_conv_work_items(const ref::FusedConvParams& p) {
-  return HWY_DYNAMIC_DISPATCH(WinogradWorkItems)(p);
+WorkGrid winograd_conv_work(const ref::FusedConvParams& p) {
+  return HWY_DYNAMIC_DISPATCH(WinogradWork)(p);
 }
 
 int64_t winograd_conv_workspace_bytes(const ref::FusedConvParams& p) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/reference/fused_conv.h"
+#include "kernels/work_grid.h"
 
 namespace tern::kernels {
 
@@ -21,9 +22,10 @@ bool winograd_conv_supported(const ref::FusedConvParams& p);
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
 
 /// Work items of one image: (group of up to 24 consecutive 4x4 output tiles (row major),
-/// chunk of up to 4 output blocks (3 on AVX2 and SSE4)), group major; f32_winograd_conv
-/// computes any sub-range, so callers split [0, items) across threads.
-int64_t winograd_conv_work_items(const ref::FusedConvParams& p);
+/// chunk of up to 4 output blocks (3 on AVX2 and SSE4)), group major: already in image
+/// order, so the grid is 1 x items; f32_winograd_conv computes any sub-range of
+/// [0, items()), so callers split it across threads (ops::parallel_grid).
+WorkGrid winograd_conv_work(const ref::FusedConvParams& p);
 
 /// Extra memory of one thread's call, in bytes: the transformed input tiles and the
 /// products of one work item (allocated once per thread and kept for later calls).
