@@ -1,9 +1,9 @@
 #include "base/cpu.h"
 
 #include <fmt/format.h>
-#include "base/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/check.h"
+#include "base/thread_pool.h"
 #include "hwy/targets.h"
 
 namespace tern {
@@ -91,6 +92,10 @@ int64_t enabled_targets() {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_target_epoch{0};  // simd_target_epoch()
+}  // namespace
+
 void force_simd_target(std::string_view target) {
   TargetState& st = target_state();
   std::lock_guard<std::mutex> lock(st.mu);
@@ -113,7 +118,10 @@ void force_simd_target(std::string_view target) {
   // Re-choose now (SupportedTargets() then Update, as Highway's own dispatch does), so
   // the next HWY_DYNAMIC_DISPATCH calls the enabled target's code.
   hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  g_target_epoch.fetch_add(1, std::memory_order_release);
 }
+
+int64_t simd_target_epoch() { return g_target_epoch.load(std::memory_order_acquire); }
 
 void apply_simd_target_env() {
   static std::once_flag once;

@@ -51,6 +51,10 @@ inline constexpr const char* kSimdTargetEnv = "TERN_SIMD_TARGET";
 /// CPU supports (the message lists those).
 void force_simd_target(std::string_view target);
 
+/// How many times force_simd_target has changed Highway's dispatch in this process: work
+/// prepared for one target (a plan's bound kernel calls) is prepared again when it moves.
+int64_t simd_target_epoch();
+
 /// Applies $TERN_SIMD_TARGET (kSimdTargetEnv) once per process; later calls do nothing.
 /// cpu_info(), simd_float_lanes() (which every plan compile calls) and the kernels'
 /// *_supported() checks call it, so the variable holds before the first kernel runs.

@@ -146,64 +146,20 @@ class FusedConvOp final : public Op {
     const Tensor w = inputs[1].contiguous();
     const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
     const Tensor z = has_input(inputs, 3) ? inputs[3].contiguous() : Tensor();
-    kernels::ref::FusedConvParams p = geometry(x.shape(), w.shape());
-    p.epilogue.residual = z.defined();
-    const int64_t batch = x.dim(0);
-    const int64_t channels = kernels::ref::fused_conv_padded_channels(p);
-    const int64_t x_image = batch == 0 ? 0 : x.numel() / batch;
-    const int64_t y_image = channels * p.conv.out.size();
-    const float* xd = x.data<float>();
-    const float* wd = w.data<float>();
-    const float* bd = b.defined() ? b.data<float>() : nullptr;
-    const float* zd = z.defined() ? z.data<float>() : nullptr;
-    float* yd = outputs[0].data<float>();
-    const ConvAlgorithm algo = resolve_algorithm(p);
-    if (w_winograd_ && algo != ConvAlgorithm::kWinograd) {
-      // The SIMD kernel does not run on this target: its reference twin, by output block.
-      const int64_t units = (channels + p.w_block - 1) / p.w_block;
-      const int64_t work = batch * units;
-      parallel_for(work, ctx.num_threads, [&](int64_t i) {
-        const int64_t n = i / units;
-        const int64_t oc = i % units * p.w_block;
-        kernels::ref::f32_winograd_conv(p, xd + n * x_image, wd, bd,
-                                        zd ? zd + n * y_image : nullptr, yd + n * y_image, oc,
-                                        std::min(channels, oc + p.w_block));
-      });
-      return;
+    launch(prepare(x, w, b, z, outputs[0]), ctx);
+  }
+
+  // Every input is contiguous in a plan (arena views and constants), so the call is
+  // prepared once: a bound step runs only the kernel (the per-step work of run() cost
+  // about 2 us a layer, mostly cache misses on the tensors' shapes after a kernel).
+  BoundRun bind(std::span<const Tensor> inputs, std::span<Tensor> outputs) const override {
+    for (const Tensor& t : inputs) {
+      if (t.defined() && !t.is_contiguous()) return {};
     }
-    if (algo == ConvAlgorithm::kReference) {
-      // Work items: (image, output channel), or (image, channel block) for an NCHWc
-      // output, whose block the kernel computes with the lanes innermost.
-      const int64_t unit = p.y_block;
-      const int64_t units = channels / unit;
-      const int64_t work = batch * units;
-      parallel_for(work, ctx.num_threads, [&](int64_t i) {
-        const int64_t n = i / units;
-        const int64_t oc = i % units * unit;
-        kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
-                                     yd + n * y_image, oc, oc + unit);
-      });
-      return;
-    }
-    const bool depthwise = algo == ConvAlgorithm::kDepthwise;
-    const bool winograd = algo == ConvAlgorithm::kWinograd;
-    const kernels::WorkGrid grid = depthwise  ? kernels::depthwise_conv_work(p)
-                                   : winograd ? kernels::winograd_conv_work(p)
-                                              : kernels::direct_conv_work(p);
-    // A region of the image per thread, all output chunks over it (parallel_grid); within
-    // a chunk, consecutive items reuse the same weights from cache.
-    parallel_grid(batch, grid, ctx.num_threads, [&](int64_t n, int64_t first, int64_t last) {
-      const float* xn = xd + n * x_image;
-      const float* zn = zd ? zd + n * y_image : nullptr;
-      float* yn = yd + n * y_image;
-      if (depthwise) {
-        kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
-      } else if (winograd) {
-        kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, first, last);
-      } else {
-        kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
-      }
-    });
+    const Tensor none;
+    const Call call = prepare(inputs[0], inputs[1], has_input(inputs, 2) ? inputs[2] : none,
+                              has_input(inputs, 3) ? inputs[3] : none, outputs[0]);
+    return [call](const ExecContext& ctx) { launch(call, ctx); };
   }
 
   // The plan's choice: what resolve_algorithm runs, except that packed 3x3 weights for
@@ -236,6 +192,102 @@ class FusedConvOp final : public Op {
   }
 
  private:
+  // What run() derives from the shapes, and the buffers it reads and writes.
+  struct Call {
+    kernels::ref::FusedConvParams p;
+    ConvAlgorithm algo = ConvAlgorithm::kReference;
+    bool winograd_weights = false;  // w holds winograd-transformed weights
+    int64_t batch = 0, channels = 0, x_image = 0, y_image = 0;
+    const float* x = nullptr;
+    const float* w = nullptr;
+    const float* bias = nullptr;
+    const float* z = nullptr;
+    float* y = nullptr;
+    kernels::WorkGrid grid;  // the SIMD kernel's work items
+  };
+
+  // x, w, b, z: contiguous (b and z may be undefined); y: the output.
+  Call prepare(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z,
+               Tensor& y) const {
+    Call c;
+    c.p = geometry(x.shape(), w.shape());
+    c.p.epilogue.residual = z.defined();
+    c.batch = x.dim(0);
+    c.channels = kernels::ref::fused_conv_padded_channels(c.p);
+    c.x_image = c.batch == 0 ? 0 : x.numel() / c.batch;
+    c.y_image = c.channels * c.p.conv.out.size();
+    c.x = x.data<float>();
+    c.w = w.data<float>();
+    c.bias = b.defined() ? b.data<float>() : nullptr;
+    c.z = z.defined() ? z.data<float>() : nullptr;
+    c.y = y.data<float>();
+    c.algo = resolve_algorithm(c.p);
+    c.winograd_weights = w_winograd_;
+    if (c.algo == ConvAlgorithm::kDepthwise) {
+      c.grid = kernels::depthwise_conv_work(c.p);
+    } else if (c.algo == ConvAlgorithm::kWinograd) {
+      c.grid = kernels::winograd_conv_work(c.p);
+    } else if (c.algo != ConvAlgorithm::kReference) {
+      c.grid = kernels::direct_conv_work(c.p);
+    }
+    return c;
+  }
+
+  static void launch(const Call& c, const ExecContext& ctx) {
+    const kernels::ref::FusedConvParams& p = c.p;
+    const ConvAlgorithm algo = c.algo;
+    const int64_t batch = c.batch, channels = c.channels;
+    const int64_t x_image = c.x_image, y_image = c.y_image;
+    const float* xd = c.x;
+    const float* wd = c.w;
+    const float* bd = c.bias;
+    const float* zd = c.z;
+    float* yd = c.y;
+    if (c.winograd_weights && algo != ConvAlgorithm::kWinograd) {
+      // The SIMD kernel does not run on this target: its reference twin, by output block.
+      const int64_t units = (channels + p.w_block - 1) / p.w_block;
+      const int64_t work = batch * units;
+      parallel_for(work, ctx.num_threads, [&](int64_t i) {
+        const int64_t n = i / units;
+        const int64_t oc = i % units * p.w_block;
+        kernels::ref::f32_winograd_conv(p, xd + n * x_image, wd, bd,
+                                        zd ? zd + n * y_image : nullptr, yd + n * y_image, oc,
+                                        std::min(channels, oc + p.w_block));
+      });
+      return;
+    }
+    if (algo == ConvAlgorithm::kReference) {
+      // Work items: (image, output channel), or (image, channel block) for an NCHWc
+      // output, whose block the kernel computes with the lanes innermost.
+      const int64_t unit = p.y_block;
+      const int64_t units = channels / unit;
+      const int64_t work = batch * units;
+      parallel_for(work, ctx.num_threads, [&](int64_t i) {
+        const int64_t n = i / units;
+        const int64_t oc = i % units * unit;
+        kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
+                                     yd + n * y_image, oc, oc + unit);
+      });
+      return;
+    }
+    const bool depthwise = algo == ConvAlgorithm::kDepthwise;
+    const bool winograd = algo == ConvAlgorithm::kWinograd;
+    // A region of the image per thread, all output chunks over it (parallel_grid); within
+    // a chunk, consecutive items reuse the same weights from cache.
+    parallel_grid(batch, c.grid, ctx.num_threads, [&](int64_t n, int64_t first, int64_t last) {
+      const float* xn = xd + n * x_image;
+      const float* zn = zd ? zd + n * y_image : nullptr;
+      float* yn = yd + n * y_image;
+      if (depthwise) {
+        kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
+      } else if (winograd) {
+        kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, first, last);
+      } else {
+        kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
+      }
+    });
+  }
+
   // The logical (NCHW, OIHW) shapes behind the physical ones, checked, and the kernel
   // parameters.
   kernels::ref::FusedConvParams geometry(const Shape& x, const Shape& w) const {

@@ -114,18 +114,72 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
   return plan;
 }
 
-std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs,
-                            const ops::ExecContext& ctx, int64_t max_tensor_bytes,
-                            StepClock* clock) {
+namespace {
+
+// Sets plan.fixed and the steps' bound calls (see Plan::fixed, PlanStep::bound).
+void bind_plan(Plan& plan, int64_t epoch) {
   const passes::Program& p = plan.program;
   const ir::Graph& g = p.graph;
   if (p.memory.arena_bytes > 0 && !plan.arena) {
     plan.arena = Storage::allocate(static_cast<size_t>(p.memory.arena_bytes));
   }
-  std::vector<Tensor> values(g.values.size());
+  char* arena = plan.arena ? static_cast<char*>(plan.arena->data()) : nullptr;
+  std::vector<Tensor>& fixed = plan.fixed;
+  fixed.assign(g.values.size(), Tensor());
   for (size_t v = 0; v < g.values.size(); ++v)
-    if (g.values[v].is_constant()) values[v] = g.values[v].constant;
+    if (g.values[v].is_constant()) fixed[v] = g.values[v].constant;
+  for (PlanStep& step : plan.steps) {
+    const ir::Node& node = g.nodes[step.node];
+    if (!step.output_types) continue;
+    bool all_fixed = true;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int v = node.outputs[k];
+      if (v < 0) continue;
+      const BufferAssignment& b = p.buffers[v];
+      const ops::TensorType& t = (*step.output_types)[k];
+      if (b.kind == BufferAssignment::Kind::kArena) {
+        fixed[v] = Tensor::from_blob(arena + b.offset, t.dtype, t.shape);
+      } else if (b.kind == BufferAssignment::Kind::kSlice &&
+                 p.buffers[b.reuses].kind == BufferAssignment::Kind::kArena) {
+        fixed[v] =
+            Tensor::from_blob(arena + p.buffers[b.reuses].offset + b.offset, t.dtype, t.shape);
+      } else if (b.kind == BufferAssignment::Kind::kInPlace && fixed[b.reuses].defined() &&
+                 !g.values[b.reuses].is_constant()) {
+        fixed[v] = Tensor::from_blob(fixed[b.reuses].raw_data(), t.dtype, t.shape);
+      } else {
+        all_fixed = false;
+      }
+    }
+    for (int v : node.inputs) all_fixed = all_fixed && (v < 0 || fixed[v].defined());
+    if (!all_fixed) continue;
+    std::vector<Tensor> in(node.inputs.size()), out(node.outputs.size());
+    for (size_t k = 0; k < node.inputs.size(); ++k)
+      if (node.inputs[k] >= 0) in[k] = fixed[node.inputs[k]];
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (node.outputs[k] >= 0) out[k] = fixed[node.outputs[k]];
+    const ops::Op& op = *p.ops[step.node];
+    step.bound = ops::with_node_context(op, [&] { return op.bind(in, out); });
+  }
+  plan.bound = true;
+  plan.bound_epoch = epoch;
+}
+
+}  // namespace
+
+std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs,
+                            const ops::ExecContext& ctx, int64_t max_tensor_bytes,
+                            StepClock* clock) {
+  const passes::Program& p = plan.program;
+  const ir::Graph& g = p.graph;
+  const int64_t epoch = simd_target_epoch();
+  if (!plan.bound || plan.bound_epoch != epoch) bind_plan(plan, epoch);
+  const std::vector<Tensor>& fixed = plan.fixed;
+  // Tensors of this run only (graph inputs, values allocated per run); the rest are fixed.
+  std::vector<Tensor> values(g.values.size());
   for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = *inputs[i];
+  const auto value = [&](int v) -> const Tensor& {
+    return fixed[v].defined() ? fixed[v] : values[v];
+  };
 
   std::unordered_set<const Storage*> fresh;  // storages allocated by this run
   if (clock) {
@@ -134,10 +188,16 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
   }
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
+    if (step.bound) {
+      if (clock) clock->start[i] = std::chrono::steady_clock::now();
+      step.bound(ctx);
+      if (clock) clock->end[i] = std::chrono::steady_clock::now();
+      continue;
+    }
     const ir::Node& node = g.nodes[step.node];
     std::vector<Tensor> in(node.inputs.size());
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (node.inputs[k] >= 0) in[k] = values[node.inputs[k]];
+      if (node.inputs[k] >= 0) in[k] = value(node.inputs[k]);
     }
     // Outputs the memory plan placed: views of the arena, or the input taken over.
     std::vector<Tensor> prealloc(node.outputs.size());
@@ -145,18 +205,10 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
       for (size_t k = 0; k < node.outputs.size(); ++k) {
         const int v = node.outputs[k];
         if (v < 0) continue;
-        const BufferAssignment& b = p.buffers[v];
-        const ops::TensorType& t = (*step.output_types)[k];
-        if (b.kind == BufferAssignment::Kind::kArena) {
-          prealloc[k] = Tensor::from_blob(static_cast<char*>(plan.arena->data()) + b.offset,
-                                          t.dtype, t.shape);
-        } else if (b.kind == BufferAssignment::Kind::kInPlace) {
-          prealloc[k] = values[b.reuses];
-        } else if (b.kind == BufferAssignment::Kind::kSlice &&
-                   p.buffers[b.reuses].kind == BufferAssignment::Kind::kArena) {
-          prealloc[k] = Tensor::from_blob(static_cast<char*>(plan.arena->data()) +
-                                              p.buffers[b.reuses].offset + b.offset,
-                                          t.dtype, t.shape);
+        if (fixed[v].defined()) {
+          prealloc[k] = fixed[v];
+        } else if (p.buffers[v].kind == BufferAssignment::Kind::kInPlace) {
+          prealloc[k] = value(p.buffers[v].reuses);
         }
       }
     }
@@ -167,11 +219,12 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
     if (clock) clock->end[i] = std::chrono::steady_clock::now();
     const bool view_op = p.ops[step.node]->returns_view();
     for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k] < 0) continue;
+      const int v = node.outputs[k];
+      if (v < 0 || fixed[v].defined()) continue;
       // run_node allocated this output now (not a plan buffer, not an op's own tensor).
       if (!view_op && !prealloc[k].defined() && out[k].defined())
         fresh.insert(out[k].storage().get());
-      values[node.outputs[k]] = std::move(out[k]);
+      values[v] = std::move(out[k]);
     }
     for (int v : step.release_after) values[v] = Tensor();
   }
@@ -182,7 +235,7 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
   // a second view of one buffer) is copied.
   std::vector<Tensor> result;
   for (int v : g.outputs) {
-    Tensor t = values[v];
+    Tensor t = value(v);
     if (!fresh.count(t.storage().get()) || !t.is_contiguous()) t = t.clone();
     fresh.erase(t.storage().get());
     result.push_back(std::move(t));

@@ -24,6 +24,10 @@ struct PlanStep {
   std::optional<std::vector<ops::TensorType>> output_types;
   /// Values whose last reader is this step: released after it (not graph outputs).
   std::vector<int> release_after;
+  /// Set when the plan binds (its first run) if every input and output of the step is
+  /// fixed (Plan::fixed) and the op offers Op::bind: the kernel call on those buffers,
+  /// which execute() runs instead of the op's run().
+  ops::BoundRun bound;
 };
 
 /// Everything fixed for one input-shape signature.
@@ -35,6 +39,14 @@ struct Plan {
   /// The arena of program.memory.arena_bytes, allocated at the first run and reused by
   /// every later run of this plan.
   std::shared_ptr<Storage> arena;
+  /// Per value, its tensor when it is the same in every run, set at the first run:
+  /// constants and views of the arena (arena and Concat-slice values, and in-place values
+  /// over one of those); undefined for graph inputs and values allocated per run.
+  std::vector<Tensor> fixed;
+  bool bound = false;  ///< `fixed` and the steps' `bound` calls are set
+  /// simd_target_epoch() when they were: a forced SIMD target binds the plan again (the
+  /// bound calls chose their kernels for the target of their time).
+  int64_t bound_epoch = -1;
 };
 
 /// Builds the plan of `graph` for graph inputs of the given types (graph input order),

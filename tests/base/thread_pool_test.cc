@@ -96,6 +96,7 @@ TEST(ThreadPool, ExceptionsReachTheCallerAndThePoolStaysUsable) {
 TEST(ThreadPool, ConcurrentCallersBothFinish) {
   // Two application threads call at once: one holds the pool, the other runs its calls
   // inline; every share of every call still runs exactly once.
+  if (thread_limit() == 1) GTEST_SKIP() << "TERN_NUM_THREADS_LIMIT=1: no threads may start";
   std::atomic<int64_t> total{0};
   const auto caller = [&] {
     for (int i = 0; i < 2000; ++i) parallel_run(2, [&](int, int n) { total += 12 / n; });

@@ -1,0 +1,98 @@
+// runtime::execute's bound steps (PlanStep::bound): the first run binds every step whose
+// buffers are fixed (constants and the arena) to its op's prepared kernel call; later
+// runs with other input values give what a fresh plan gives, bit for bit, at 1 and 2
+// threads; a forced SIMD target binds the plan again. Uses the RetinaFace model kept in
+// the repo, so it runs without ../shared.
+#include "runtime/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "base/cpu.h"
+#include "onnx/loader.h"
+#include "support/test_env.h"
+
+namespace tern::runtime {
+namespace {
+
+Tensor ramp(const Shape& shape, int seed) {
+  Tensor t = Tensor::empty(DType::kFloat32, shape);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    p[i] = static_cast<float>((i * 37 + seed * 101) % 255) - 120.0f;
+  }
+  return t;
+}
+
+std::unique_ptr<Plan> retinaface_plan(const Shape& input, int threads) {
+  static const ir::Graph graph =
+      onnx::load_model_file((test::source_dir() / "models/retinaface_mnet025.onnx").string());
+  return build_plan(graph, {{DType::kFloat32, input}}, ops::ExecContext{threads},
+                    int64_t{1} << 31, {});
+}
+
+std::vector<std::vector<float>> run(Plan& plan, const Tensor& x, int threads) {
+  std::vector<std::vector<float>> out;
+  for (const Tensor& t : execute(plan, {&x}, ops::ExecContext{threads}, int64_t{1} << 31)) {
+    out.push_back(t.to_float_vector());
+  }
+  return out;
+}
+
+TEST(BoundPlan, ConvolutionsAfterTheFirstAreBound) {
+  std::unique_ptr<Plan> plan = retinaface_plan({1, 3, 48, 64}, 1);
+  run(*plan, ramp({1, 3, 48, 64}, 1), 1);
+  ASSERT_TRUE(plan->bound);
+  int convs = 0, bound = 0;
+  for (const PlanStep& step : plan->steps) {
+    const ir::Node& node = plan->program.graph.nodes[step.node];
+    if (node.op_type != "FusedConv") {
+      EXPECT_FALSE(step.bound) << node.name << " (" << node.op_type << ") has no bind()";
+      continue;
+    }
+    ++convs;
+    // The first conv reads the graph input, a different tensor every run.
+    const bool reads_input = node.inputs[0] == plan->program.graph.inputs[0];
+    if (step.bound) ++bound;
+    if (reads_input) {
+      EXPECT_FALSE(step.bound) << node.name;
+    }
+  }
+  EXPECT_GT(convs, 40);
+  EXPECT_EQ(bound, convs - 1) << "every conv but the first is bound";
+}
+
+TEST(BoundPlan, LaterRunsMatchAFreshPlan) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    const Shape shape{1, 3, 40, 56};
+    std::unique_ptr<Plan> reused = retinaface_plan(shape, threads);
+    run(*reused, ramp(shape, 1), threads);
+    const std::vector<std::vector<float>> second = run(*reused, ramp(shape, 2), threads);
+    std::unique_ptr<Plan> fresh = retinaface_plan(shape, threads);
+    EXPECT_EQ(second, run(*fresh, ramp(shape, 2), threads));
+  }
+}
+
+TEST(BoundPlan, AForcedTargetBindsAgain) {
+  const std::vector<std::string> targets = dispatchable_simd_targets();
+  if (targets.size() < 2) GTEST_SKIP() << "one SIMD target only";
+  const Shape shape{1, 3, 32, 32};
+  std::unique_ptr<Plan> plan = retinaface_plan(shape, 1);
+  const std::vector<std::vector<float>> before = run(*plan, ramp(shape, 3), 1);
+  const int64_t epoch = plan->bound_epoch;
+  force_simd_target(targets.back());
+  const std::vector<std::vector<float>> forced = run(*plan, ramp(shape, 3), 1);
+  const int64_t forced_epoch = plan->bound_epoch;
+  force_simd_target("");
+  EXPECT_NE(forced_epoch, epoch);
+  ASSERT_EQ(forced.size(), before.size());
+  for (size_t k = 0; k < before.size(); ++k) {
+    ASSERT_EQ(forced[k].size(), before[k].size());
+    for (size_t i = 0; i < before[k].size(); ++i) {
+      ASSERT_NEAR(forced[k][i], before[k][i], 1e-3f + 1e-4f * std::abs(before[k][i])) << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tern::runtime
