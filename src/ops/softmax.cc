@@ -5,6 +5,7 @@
 #include "kernels/reference/softmax.h"
 
 #include "ops/op_args.h"
+#include "kernels/softmax/softmax.h"
 #include "ops/parallel.h"
 #include "ops/registry.h"
 
@@ -52,7 +53,7 @@ class SoftmaxOp : public Op {
       if (hard_) {
         kernels::ref::f32_hardmax(xd, yd, begin, end, axis_len, inner);
       } else {
-        kernels::ref::f32_softmax(xd, yd, begin, end, axis_len, inner, log_);
+        kernels::f32_softmax(xd, yd, begin, end, axis_len, inner, log_);
       }
     });
   }

@@ -26,8 +26,8 @@ Tensor ramp(const Shape& shape, int seed) {
 std::unique_ptr<Plan> retinaface_plan(const Shape& input, int threads) {
   static const ir::Graph graph =
       onnx::load_model_file((test::source_dir() / "models/retinaface_mnet025.onnx").string());
-  return build_plan(graph, {{DType::kFloat32, input}}, ops::ExecContext{threads},
-                    int64_t{1} << 31, {});
+  return build_plan(graph, {{DType::kFloat32, input}}, ops::ExecContext{threads}, int64_t{1} << 31,
+                    {});
 }
 
 std::vector<std::vector<float>> run(Plan& plan, const Tensor& x, int threads) {
