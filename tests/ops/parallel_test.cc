@@ -1,6 +1,7 @@
 // ops::parallel_ranges: the shares cover [0, total) exactly once, are contiguous, differ in
 // size by at most one item, and use no more threads than asked or items exist.
-// ops::parallel_for: every index once. ops::parallel_grid: every item of every image once,
+// ops::parallel_for: every index once. ops::parallel_blocks: every unit once, also when the
+// pool runs fewer threads than asked; a thread that stalls has its share taken by others. ops::parallel_grid: every item of every image once,
 // each range inside one image; with enough spatial units, a thread's inner indices are the
 // same for every outer index (the spatial split).
 #include "ops/parallel.h"
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <tuple>
 #include <map>
 #include <mutex>
@@ -51,6 +53,53 @@ TEST(ParallelFor, EveryIndexOnce) {
     parallel_for(37, threads, [&](int64_t i) { ++hits[static_cast<size_t>(i)]; });
     for (size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].load(), 1) << i;
   }
+}
+
+TEST(ParallelBlocks, CoversEveryUnitOnce) {
+  for (int threads = 1; threads <= 5; ++threads) {
+    for (int64_t units : {0, 1, 2, 7, 16, 100, 1001}) {
+      SCOPED_TRACE(testing::Message() << threads << " threads, " << units << " units");
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(units));
+      parallel_blocks(units, threads, [&](int64_t begin, int64_t end) {
+        ASSERT_LE(0, begin);
+        ASSERT_LT(begin, end);
+        ASSERT_LE(end, units);
+        for (int64_t i = begin; i < end; ++i) ++hits[static_cast<size_t>(i)];
+      });
+      for (int64_t i = 0; i < units; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
+    }
+  }
+}
+
+TEST(ParallelBlocks, InsideAnotherCallOneThreadDoesEverything) {
+  // A nested call runs inline on one thread: the other shares have no owner and are
+  // taken from their backs.
+  std::vector<std::atomic<int>> hits(300);
+  parallel_run(2, [&](int t, int) {
+    if (t != 0) return;
+    parallel_blocks(300, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) ++hits[static_cast<size_t>(i)];
+    });
+  });
+  for (size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].load(), 1) << i;
+}
+
+TEST(ParallelBlocks, AStalledThreadsShareIsTaken) {
+  if (std::min(thread_limit(), available_processors()) < 2) GTEST_SKIP() << "one thread only";
+  // The owner of the first unit sleeps in its first block; the other thread finishes its
+  // own share and then takes (nearly) all of the sleeper's.
+  std::mutex m;
+  std::map<std::thread::id, int64_t> done;
+  std::atomic<bool> slept{false};
+  parallel_blocks(160, 2, [&](int64_t begin, int64_t end) {
+    if (begin == 0 && !slept.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard<std::mutex> lock(m);
+    done[std::this_thread::get_id()] += end - begin;
+  });
+  ASSERT_EQ(done.size(), 2u);
+  int64_t least = 160;
+  for (const auto& [id, count] : done) least = std::min(least, count);
+  EXPECT_LE(least, 160 / 2 / kBlocksPerShare) << "the sleeper ran only its first block";
 }
 
 TEST(ParallelGrid, CoversEveryItemOnceAndSplitsSpatially) {
