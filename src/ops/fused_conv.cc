@@ -146,19 +146,20 @@ class FusedConvOp final : public Op {
     const Tensor w = inputs[1].contiguous();
     const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
     const Tensor z = has_input(inputs, 3) ? inputs[3].contiguous() : Tensor();
-    launch(prepare(x, w, b, z, outputs[0]), ctx);
+    launch(prepare(x, w, b, z, outputs[0], ctx), ctx);
   }
 
   // Every input is contiguous in a plan (arena views and constants), so the call is
   // prepared once: a bound step runs only the kernel (the per-step work of run() cost
   // about 2 us a layer, mostly cache misses on the tensors' shapes after a kernel).
-  BoundRun bind(std::span<const Tensor> inputs, std::span<Tensor> outputs) const override {
+  BoundRun bind(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                const ExecContext& ctx) const override {
     for (const Tensor& t : inputs) {
       if (t.defined() && !t.is_contiguous()) return {};
     }
     const Tensor none;
     const Call call = prepare(inputs[0], inputs[1], has_input(inputs, 2) ? inputs[2] : none,
-                              has_input(inputs, 3) ? inputs[3] : none, outputs[0]);
+                              has_input(inputs, 3) ? inputs[3] : none, outputs[0], ctx);
     return [call](const ExecContext& ctx) { launch(call, ctx); };
   }
 
@@ -203,12 +204,13 @@ class FusedConvOp final : public Op {
     const float* bias = nullptr;
     const float* z = nullptr;
     float* y = nullptr;
-    kernels::WorkGrid grid;  // the SIMD kernel's work items
+    kernels::WorkGrid grid;   // the SIMD kernel's work items
+    int64_t group_tiles = 0;  // winograd: output tiles per group
   };
 
   // x, w, b, z: contiguous (b and z may be undefined); y: the output.
-  Call prepare(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z,
-               Tensor& y) const {
+  Call prepare(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z, Tensor& y,
+               const ExecContext& ctx) const {
     Call c;
     c.p = geometry(x.shape(), w.shape());
     c.p.epilogue.residual = z.defined();
@@ -226,7 +228,8 @@ class FusedConvOp final : public Op {
     if (c.algo == ConvAlgorithm::kDepthwise) {
       c.grid = kernels::depthwise_conv_work(c.p);
     } else if (c.algo == ConvAlgorithm::kWinograd) {
-      c.grid = kernels::winograd_conv_work(c.p);
+      c.group_tiles = kernels::winograd_group_tiles(c.p, ctx.num_threads);
+      c.grid = kernels::winograd_conv_work(c.p, c.group_tiles);
     } else if (c.algo != ConvAlgorithm::kReference) {
       c.grid = kernels::direct_conv_work(c.p);
     }
@@ -281,7 +284,7 @@ class FusedConvOp final : public Op {
       if (depthwise) {
         kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
       } else if (winograd) {
-        kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, first, last);
+        kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, c.group_tiles, first, last);
       } else {
         kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
       }

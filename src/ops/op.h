@@ -84,9 +84,13 @@ class Op {
   /// what run() would. An empty result (the default) means the runtime calls run() each
   /// time. An op implements it where run()'s per-call work (shape checks, parameter
   /// derivation) is a visible share of its time: FusedConv, 45 of UltraFace's 53 steps.
-  virtual BoundRun bind(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
+  /// `ctx` is the context the calls are expected to get: it may tune the split of the
+  /// work (FusedConv's winograd groups), while any call's own ctx gives the same result.
+  virtual BoundRun bind(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                        const ExecContext& ctx) const {
     (void)inputs;
     (void)outputs;
+    (void)ctx;
     return {};
   }
 

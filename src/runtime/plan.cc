@@ -117,7 +117,7 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
 namespace {
 
 // Sets plan.fixed and the steps' bound calls (see Plan::fixed, PlanStep::bound).
-void bind_plan(Plan& plan, int64_t epoch) {
+void bind_plan(Plan& plan, int64_t epoch, const ops::ExecContext& ctx) {
   const passes::Program& p = plan.program;
   const ir::Graph& g = p.graph;
   if (p.memory.arena_bytes > 0 && !plan.arena) {
@@ -158,7 +158,7 @@ void bind_plan(Plan& plan, int64_t epoch) {
     for (size_t k = 0; k < node.outputs.size(); ++k)
       if (node.outputs[k] >= 0) out[k] = fixed[node.outputs[k]];
     const ops::Op& op = *p.ops[step.node];
-    step.bound = ops::with_node_context(op, [&] { return op.bind(in, out); });
+    step.bound = ops::with_node_context(op, [&] { return op.bind(in, out, ctx); });
   }
   plan.bound = true;
   plan.bound_epoch = epoch;
@@ -172,7 +172,7 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
   const passes::Program& p = plan.program;
   const ir::Graph& g = p.graph;
   const int64_t epoch = simd_target_epoch();
-  if (!plan.bound || plan.bound_epoch != epoch) bind_plan(plan, epoch);
+  if (!plan.bound || plan.bound_epoch != epoch) bind_plan(plan, epoch, ctx);
   const std::vector<Tensor>& fixed = plan.fixed;
   // Tensors of this run only (graph inputs, values allocated per run); the rest are fixed.
   std::vector<Tensor> values(g.values.size());

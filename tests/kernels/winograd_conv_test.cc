@@ -99,11 +99,20 @@ test::ExtraTolerance winograd_tolerance(const NchwcConvCase& t) {
   };
 }
 
+// Groups of 24 tiles (the most), 12 and 6 (small layers split over threads) and 5 (a
+// remainder in every register tile), by the seed.
 void run_winograd(const NchwcConvCase& t, int64_t c, uint32_t seed) {
   const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
   ASSERT_TRUE(kernels::winograd_conv_supported(p)) << t.str();
-  test::check_nchwc_conv(t, c, kernels::winograd_conv_work(p).items(), kernels::f32_winograd_conv,
-                         seed, kernels::ref::winograd_transform_weights, winograd_tolerance(t));
+  const int64_t group_tiles = std::array<int64_t, 4>{24, 12, 6, 5}[seed % 4];
+  SCOPED_TRACE(testing::Message() << group_tiles << " tiles per group");
+  test::check_nchwc_conv(
+      t, c, kernels::winograd_conv_work(p, group_tiles).items(),
+      [&](const kernels::ref::FusedConvParams& q, const float* x, const float* w,
+          const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
+        kernels::f32_winograd_conv(q, x, w, bias, z, y, group_tiles, begin, end);
+      },
+      seed, kernels::ref::winograd_transform_weights, winograd_tolerance(t));
 }
 
 // The reference twin with block c: work "items" are output channels.
@@ -194,10 +203,19 @@ TEST(WinogradConv, SupportRules) {
     p.x_block = p.y_block = p.w_block = c;
     EXPECT_EQ(kernels::winograd_conv_supported(p), target != "SCALAR");
     EXPECT_GT(kernels::winograd_conv_workspace_bytes(p), 0);
-    // 4 tiles: one group, times the chunks of 4 output blocks (3 on AVX2 and SSE4).
+    // 4 tiles: one group, times the chunks of 4 output blocks (3 on AVX2 and SSE4); the
+    // smallest groups (6 tiles) when even those leave 2 threads fewer than 2 items each.
     const int64_t max_blocks = target == "AVX2" || target == "SSE4" ? 3 : 4;
     if (target != "SCALAR") {
-      EXPECT_EQ(kernels::winograd_conv_work(p).items(), (16 / c + max_blocks - 1) / max_blocks);
+      const int64_t chunks = (16 / c + max_blocks - 1) / max_blocks;
+      EXPECT_EQ(kernels::winograd_conv_work(p, 24).items(), chunks);
+      EXPECT_EQ(kernels::winograd_group_tiles(p, 2), chunks >= 4 ? 24 : 6);
+      EXPECT_EQ(kernels::winograd_group_tiles(p, 1), 24);
+      kernels::ref::FusedConvParams big = p;
+      big.conv.in = big.conv.out = {1, 64, 64};  // 256 tiles: 11 groups of 24 per chunk
+      EXPECT_EQ(kernels::winograd_group_tiles(big, 2), 24);
+      // 8 threads want 16 items: 11 groups of 24 are too few for one chunk, 22 of 12 not.
+      EXPECT_EQ(kernels::winograd_group_tiles(big, 8), chunks * 11 >= 16 ? 24 : 12);
     }
     auto without = [&](auto&& change) {
       kernels::ref::FusedConvParams q = p;

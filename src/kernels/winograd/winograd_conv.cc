@@ -1,6 +1,7 @@
 // Winograd F(4x4, 3x3) on NCHWc; see winograd_conv.h and README.md.
 //
-// One work item is a group of kTiles 4x4 output tiles, in three steps that keep the data
+// One work item is a group of up to kTiles 4x4 output tiles (and a chunk of output
+// blocks), in three steps that keep the data
 // of one step in L1/L2 (the paper's tile-by-tile flow, with the GEMM batched over tiles):
 //   1. input transform: for each tile and input block, the 6x6 patch of c-channel vectors
 //      (positions outside the image are zero vectors, so no padded copy exists) becomes
@@ -34,9 +35,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
 
 
-// Tiles per work item: a multiple of every register tile's R (so only an image's last
-// item has a remainder), and small enough that V and M of one item stay in L2.
-constexpr int64_t kTiles = 24;
+// Tiles per group at most (the workspace's size): a multiple of every register tile's R
+// (so only an image's last group has a remainder), and small enough that V and M of one
+// group stay in L2.
+constexpr int64_t kTiles = kWinogradGroupTiles;
 constexpr int64_t kPoints = ref::kWinogradPoints;
 
 // One convolution, one image.
@@ -244,9 +246,19 @@ bool WinogradSupported(const ref::FusedConvParams& p) {
 // Output-block chunks per tile group (one work item each).
 int64_t chunks(const Wino& k) { return (k.mblocks + kTileMaxBlocks - 1) / kTileMaxBlocks; }
 
-WorkGrid WinogradWork(const ref::FusedConvParams& p) {
+WorkGrid WinogradWork(const ref::FusedConvParams& p, int64_t group_tiles) {
+  HWY_ASSERT(group_tiles >= 1 && group_tiles <= kTiles);
   const Wino k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
-  return {1, (k.tiles + kTiles - 1) / kTiles * chunks(k)};
+  return {1, (k.tiles + group_tiles - 1) / group_tiles * chunks(k)};
+}
+
+int64_t WinogradGroupTiles(const ref::FusedConvParams& p, int threads) {
+  if (threads <= 1) return kTiles;
+  const Wino k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
+  for (int64_t g : {kTiles, kTiles / 2}) {
+    if ((k.tiles + g - 1) / g * chunks(k) >= 2 * int64_t{threads}) return g;
+  }
+  return kTiles / 4;
 }
 
 int64_t WinogradWorkspaceBytes(const ref::FusedConvParams& p) {
@@ -255,9 +267,10 @@ int64_t WinogradWorkspaceBytes(const ref::FusedConvParams& p) {
 }
 
 void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u, const float* bias,
-                  const float* z, float* y, int64_t begin, int64_t end) {
+                  const float* z, float* y, int64_t group_tiles, int64_t begin, int64_t end) {
   // The caller checked winograd_conv_supported on this target (see DirectConv).
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
+  HWY_ASSERT(group_tiles >= 1 && group_tiles <= kTiles);
   const Wino k = resolve(p, x, u, bias, z, y);
   // One workspace per thread, grown to the largest layer and kept: the plan's threads
   // are tern's persistent pool (base/thread_pool.h).
@@ -272,8 +285,8 @@ void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u,
   int64_t transformed = -1;
   for (int64_t item = begin; item < end; ++item) {
     const int64_t group = item / per_group;
-    const int64_t t0 = group * kTiles;
-    const int64_t n = std::min(kTiles, k.tiles - t0);
+    const int64_t t0 = group * group_tiles;
+    const int64_t n = std::min(group_tiles, k.tiles - t0);
     if (group != transformed) {
       TransformInput(k, t0, n, v);
       transformed = group;
@@ -295,6 +308,7 @@ namespace tern::kernels {
 
 HWY_EXPORT(WinogradSupported);
 HWY_EXPORT(WinogradWork);
+HWY_EXPORT(WinogradGroupTiles);
 HWY_EXPORT(WinogradWorkspaceBytes);
 HWY_EXPORT(WinogradConv);
 
@@ -307,8 +321,12 @@ bool winograd_conv_preferred(const ref::FusedConvParams& p) {
   return winograd_conv_supported(p) && p.conv.in_channels >= 16 && p.conv.out_channels >= 16;
 }
 
-WorkGrid winograd_conv_work(const ref::FusedConvParams& p) {
-  return HWY_DYNAMIC_DISPATCH(WinogradWork)(p);
+WorkGrid winograd_conv_work(const ref::FusedConvParams& p, int64_t group_tiles) {
+  return HWY_DYNAMIC_DISPATCH(WinogradWork)(p, group_tiles);
+}
+
+int64_t winograd_group_tiles(const ref::FusedConvParams& p, int threads) {
+  return HWY_DYNAMIC_DISPATCH(WinogradGroupTiles)(p, threads);
 }
 
 int64_t winograd_conv_workspace_bytes(const ref::FusedConvParams& p) {
@@ -316,8 +334,9 @@ int64_t winograd_conv_workspace_bytes(const ref::FusedConvParams& p) {
 }
 
 void f32_winograd_conv(const ref::FusedConvParams& p, const float* x, const float* u,
-                       const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
-  HWY_DYNAMIC_DISPATCH(WinogradConv)(p, x, u, bias, z, y, begin, end);
+                       const float* bias, const float* z, float* y, int64_t group_tiles,
+                       int64_t begin, int64_t end) {
+  HWY_DYNAMIC_DISPATCH(WinogradConv)(p, x, u, bias, z, y, group_tiles, begin, end);
 }
 
 }  // namespace tern::kernels

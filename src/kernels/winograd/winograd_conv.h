@@ -21,11 +21,22 @@ bool winograd_conv_supported(const ref::FusedConvParams& p);
 /// (the thresholds come from bench/conv_bench's direct vs winograd runs; README.md).
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
 
-/// Work items of one image: (group of up to 24 consecutive 4x4 output tiles (row major),
-/// chunk of up to 4 output blocks (3 on AVX2 and SSE4)), group major: already in image
-/// order, so the grid is 1 x items; f32_winograd_conv computes any sub-range of
-/// [0, items()), so callers split it across threads (ops::parallel_grid).
-WorkGrid winograd_conv_work(const ref::FusedConvParams& p);
+/// Largest tiles per group (kernels' register tiles divide it: 6, 8 and 12 tiles).
+inline constexpr int64_t kWinogradGroupTiles = 24;
+
+/// Output tiles per group (the work items of one group share its input transform) for a
+/// layer split over `threads` threads: kWinogradGroupTiles, or 12 or 6 when groups of 24
+/// would give the threads fewer than 2 items each (SqueezeNet's fire modules at 27x27
+/// have 3 groups of 24 tiles and 2 chunks: at 2 threads, groups of 12 took their 3x3
+/// expansions from 0.26 to 0.20 ms); always 24 for one thread.
+int64_t winograd_group_tiles(const ref::FusedConvParams& p, int threads);
+
+/// Work items of one image: (group of `group_tiles` (1 to kWinogradGroupTiles)
+/// consecutive 4x4 output tiles (row major), chunk of up to 4 output blocks (3 on AVX2
+/// and SSE4)), group major: already in image order, so the grid is 1 x items;
+/// f32_winograd_conv with the same group_tiles computes any sub-range of [0, items()), so
+/// callers split it across threads (ops::parallel_grid).
+WorkGrid winograd_conv_work(const ref::FusedConvParams& p, int64_t group_tiles);
 
 /// Extra memory of one thread's call, in bytes: the transformed input tiles and the
 /// products of one work item (allocated once per thread and kept for later calls).
@@ -42,6 +53,7 @@ int64_t winograd_conv_workspace_bytes(const ref::FusedConvParams& p);
 /// residual and activation applied in registers before the one store.
 /// Requires winograd_conv_supported(p).
 void f32_winograd_conv(const ref::FusedConvParams& p, const float* x, const float* u,
-                       const float* bias, const float* z, float* y, int64_t begin, int64_t end);
+                       const float* bias, const float* z, float* y, int64_t group_tiles,
+                       int64_t begin, int64_t end);
 
 }  // namespace tern::kernels
