@@ -110,11 +110,23 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   StoreBlocks(d, k.out, cb, oh * k.ow + ow0, acc);
 }
 
-// Tile<n> for a run-time n in [1, kMaxPixels].
+// Tiles narrower than this run the one general variant (any border, run-time taps):
+// they occur only in rows shorter than kMinSpecialized pixels (the models' smallest
+// levels, 4x5 and 8x10), and the specialised variants of every width took 40 % of the
+// kernels' build time (CI builds the file three times, once under AddressSanitizer).
+constexpr int kMinSpecialized = 6;
+
+// Tile<n> for a run-time n in [1, kMaxPixels]. kAnyBorder tiles (more than one border
+// pixel on a side: 5x5 kernels, padding 2, dilation) run the run-time taps (K = 0).
 template <bool kDense, Border kBorder, int K, int R = 1>
 HWY_INLINE void TileN(int64_t n, const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0,
                       int64_t kh0, int64_t kh1) {
-  if constexpr (R <= kMaxPixels) {
+  if constexpr (kBorder == kAnyBorder && K != 0) {
+    TileN<kDense, kAnyBorder, 0>(n, k, cb, oh, ow0, kh0, kh1);
+  } else if constexpr (R < kMinSpecialized && (kBorder != kAnyBorder || K != 0)) {
+    if (n < kMinSpecialized) return TileN<kDense, kAnyBorder, 0, R>(n, k, cb, oh, ow0, kh0, kh1);
+    TileN<kDense, kBorder, K, kMinSpecialized>(n, k, cb, oh, ow0, kh0, kh1);
+  } else if constexpr (R <= kMaxPixels) {
     if (n == R) return Tile<R, kDense, kBorder, K>(k, cb, oh, ow0, kh0, kh1);
     TileN<kDense, kBorder, K, R + 1>(n, k, cb, oh, ow0, kh0, kh1);
   }
