@@ -7,10 +7,13 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include <pthread.h>
 #ifdef __linux__
 #include <sched.h>
 #endif
@@ -59,11 +62,32 @@ thread_local bool t_in_job = false;
 // so a worker that wakes late never mixes one call's count with another's generation; the
 // job and its context are written before that word (release) and stay unchanged until
 // every participant has finished (the caller waits for `pending_`).
+class Pool;
+std::atomic<Pool*> g_pool{nullptr};
+std::mutex g_pool_mu;
+
 class Pool {
  public:
+  // Never destroyed: workers may still be spinning while static destructors run. A
+  // forked child gets a new pool at its first call (the parent's workers do not exist in
+  // it, and its mutexes may have been held at the fork).
   static Pool& instance() {
-    // Never destroyed: workers may still be spinning while static destructors run.
-    static Pool* pool = new Pool;
+    Pool* pool = g_pool.load(std::memory_order_acquire);
+    if (pool != nullptr) return *pool;
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    pool = g_pool.load(std::memory_order_relaxed);
+    if (pool == nullptr) {
+      static const bool registered = [] {
+        pthread_atfork(nullptr, nullptr, [] {
+          g_pool.store(nullptr, std::memory_order_relaxed);
+          new (&g_pool_mu) std::mutex;
+        });
+        return true;
+      }();
+      (void)registered;
+      pool = new Pool;
+      g_pool.store(pool, std::memory_order_release);
+    }
     return *pool;
   }
 
@@ -72,8 +96,14 @@ class Pool {
       run_inline(job, ctx);
       return;
     }
-    std::lock_guard<std::mutex> lock(call_mu_, std::adopt_lock);
-    grow(n - 1);
+    std::unique_lock<std::mutex> lock(call_mu_, std::adopt_lock);
+    // Fewer threads when the OS refuses to start more (a thread limit, a sandbox).
+    n = 1 + grow(n - 1);
+    if (n == 1) {
+      lock.unlock();
+      run_inline(job, ctx);
+      return;
+    }
     job_ = job;
     ctx_ = ctx;
     error_ = nullptr;
@@ -114,13 +144,19 @@ class Pool {
   }
 
   // Starts workers until there are `count` (called with call_mu_ held, before the call
-  // is published, so a new worker starts from the current generation).
-  void grow(int count) {
+  // is published, so a new worker starts from the current generation); returns how many
+  // of them there are (fewer when a thread cannot be started), at most `count`.
+  int grow(int count) {
     while (static_cast<int>(workers_.size()) < count) {
       const int index = static_cast<int>(workers_.size()) + 1;
       const uint64_t start = state_.load(std::memory_order_relaxed) >> 16;
-      workers_.emplace_back([this, index, start] { work(index, start); });
+      try {
+        workers_.emplace_back([this, index, start] { work(index, start); });
+      } catch (const std::system_error&) {
+        break;
+      }
     }
+    return std::min(count, static_cast<int>(workers_.size()));
   }
 
   void work(int index, uint64_t seen) {

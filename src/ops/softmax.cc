@@ -44,7 +44,7 @@ class SoftmaxOp : public Op {
       axis_len = s[axis];
       for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
     }
-    if (axis_len == 0) return;
+    if (axis_len == 0 || inner == 0) return;
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
     // One kernel call per thread: a detection head's [1, 4420, 2] softmax has 4420 rows of

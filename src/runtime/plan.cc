@@ -129,6 +129,7 @@ void bind_plan(Plan& plan, int64_t epoch, const ops::ExecContext& ctx) {
   for (size_t v = 0; v < g.values.size(); ++v)
     if (g.values[v].is_constant()) fixed[v] = g.values[v].constant;
   for (PlanStep& step : plan.steps) {
+    step.bound = {};  // a step bound for another target may not bind now
     const ir::Node& node = g.nodes[step.node];
     if (!step.output_types) continue;
     bool all_fixed = true;
@@ -190,7 +191,7 @@ std::vector<Tensor> execute(Plan& plan, const std::vector<const Tensor*>& inputs
     const PlanStep& step = plan.steps[i];
     if (step.bound) {
       if (clock) clock->start[i] = std::chrono::steady_clock::now();
-      step.bound(ctx);
+      ops::with_node_context(*p.ops[step.node], [&] { step.bound(ctx); });
       if (clock) clock->end[i] = std::chrono::steady_clock::now();
       continue;
     }

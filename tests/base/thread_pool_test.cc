@@ -17,6 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace tern {
 namespace {
 
@@ -113,6 +116,24 @@ TEST(ThreadPool, WorkersWakeAfterSleeping) {
   std::this_thread::sleep_for(std::chrono::microseconds(3 * kSpinMicros));
   parallel_run(2, [&](int, int) { ++ran; });
   EXPECT_EQ(ran.load(), 2 * expected_count(2));
+}
+
+TEST(ThreadPool, AForkedChildGetsItsOwnPool) {
+  if (std::min(thread_limit(), available_processors()) < 2) GTEST_SKIP() << "one thread only";
+  std::atomic<int> ran{0};
+  parallel_run(2, [&](int, int) { ++ran; });  // the parent's pool has a worker now
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The parent's worker does not exist here: a pool that waited for it would hang.
+    alarm(20);
+    std::atomic<int> shares{0};
+    parallel_run(2, [&](int, int) { ++shares; });
+    _exit(shares.load() == expected_count(2) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
 }
 
 TEST(ThreadPool, AvailableProcessorsIsPositive) {

@@ -85,6 +85,16 @@ TEST(SimdSoftmax, ManyShortRowsCrossChunks) {
   });
 }
 
+TEST(SimdSoftmax, EmptyInnerTouchesNothing) {
+  // [2, 5, 0]: no softmax to take (an axis of 5 over nothing), so no element is read or
+  // written, whatever the axis length says.
+  test::for_each_simd_target([](const std::string&, int) {
+    std::vector<float> guard(64, 7.0f);
+    kernels::f32_softmax(guard.data(), guard.data(), 0, 2, 5, 0, false);
+    for (float v : guard) ASSERT_EQ(v, 7.0f);
+  });
+}
+
 TEST(SimdSoftmax, HandValues) {
   test::for_each_simd_target([](const std::string&, int) {
     const std::vector<float> x = {1, 2, 3, 1000, 1001, 1002};

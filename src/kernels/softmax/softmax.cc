@@ -192,7 +192,7 @@ void Columns(const float* x, float* y, int64_t n, int64_t inner, bool log) {
 
 void Softmax(const float* x, float* y, int64_t outer_begin, int64_t outer_end, int64_t axis_len,
              int64_t inner, bool log) {
-  if (axis_len <= 0 || outer_end <= outer_begin) return;
+  if (axis_len <= 0 || inner <= 0 || outer_end <= outer_begin) return;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
   const int64_t slab = axis_len * inner;
   const float* xs = x + outer_begin * slab;
