@@ -1,6 +1,10 @@
 // DepthToSpace (ONNX -1/11/13; mode DCR default, CRD from opset 11) and SpaceToDepth
-// (ONNX -1/13), every dtype: pure data movement, written as reshape -> permute -> copy.
+// (ONNX -1/13), every dtype: pure data movement, one output row at a time.
+#include <cstring>
+#include <vector>
+
 #include "ops/op_args.h"
+#include "ops/parallel.h"
 #include "ops/registry.h"
 
 namespace tern::ops {
@@ -43,11 +47,80 @@ class SpaceDepthOp final : public Op {
                    {x[0], checked_mul(x[1], bb, where(), "output channels"), x[2] / b, x[3] / b}}};
   }
 
+  // Row by row: an output row of DepthToSpace interleaves b input rows (element j of
+  // every group of b from input row j), and SpaceToDepth splits a row the same way back.
+  // (A permuted copy through Tensor::copy_from, whose innermost run is b elements, took
+  // 6.7 ms for ppocr's [1, 96, 64, 96] -> [1, 24, 128, 192].)
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
-           const ExecContext&) const override {
+           const ExecContext& ctx) const override {
     const Tensor x = inputs[0].contiguous();
+    Tensor& y = outputs[0];
+    const size_t elem = dtype_size(x.dtype());
+    if (x.dtype() == DType::kString) {
+      run_strings(x, y);
+      return;
+    }
+    const char* xd = static_cast<const char*>(x.raw_data());
+    char* yd = static_cast<char*>(y.raw_data());
+    // The space side [n, oc, sh, sw] (sh = h * b rows of sw = w * b) and the depth side
+    // [n, oc * b * b, h, w] (the channel of block offset (i, j) per mode).
+    const Tensor& space = to_space_ ? y : x;
+    const Tensor& depth = to_space_ ? x : y;
+    const int64_t b = block_, n = space.dim(0), oc = space.dim(1), h = depth.dim(2),
+                  w = depth.dim(3);
+    const int64_t dc = depth.dim(1);
+    const auto depth_channel = [&](int64_t c, int64_t i, int64_t j) {
+      return crd_ ? c * b * b + i * b + j : (i * b + j) * oc + c;
+    };
+    parallel_ranges(n * oc * h, ctx.num_threads, [&](int64_t begin, int64_t end) {
+      std::vector<const char*> rows(static_cast<size_t>(b));
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t row = r % h, c = r / h % oc, img = r / (h * oc);
+        for (int64_t i = 0; i < b; ++i) {
+          char* s = (to_space_ ? yd : const_cast<char*>(xd)) +
+                    (((img * oc + c) * h * b + row * b + i) * w * b) * elem;
+          for (int64_t j = 0; j < b; ++j) {
+            rows[j] = (to_space_ ? xd : yd) +
+                      (((img * dc + depth_channel(c, i, j)) * h + row) * w) * elem;
+          }
+          if (to_space_) {
+            interleave(rows.data(), b, w, elem, s);
+          } else {
+            deinterleave(s, b, w, elem, const_cast<char**>(rows.data()));
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  // out[k * b + j] = in[j][k] for k < w, j < b (elements of `elem` bytes).
+  static void interleave(const char* const* in, int64_t b, int64_t w, size_t elem, char* out) {
+    if (elem == 4 && b == 2) {
+      const float* a = reinterpret_cast<const float*>(in[0]);
+      const float* c = reinterpret_cast<const float*>(in[1]);
+      float* o = reinterpret_cast<float*>(out);
+      for (int64_t k = 0; k < w; ++k) {
+        o[2 * k] = a[k];
+        o[2 * k + 1] = c[k];
+      }
+      return;
+    }
+    for (int64_t k = 0; k < w; ++k) {
+      for (int64_t j = 0; j < b; ++j) std::memcpy(out + (k * b + j) * elem, in[j] + k * elem, elem);
+    }
+  }
+
+  // out[j][k] = in[k * b + j]: the inverse of interleave.
+  static void deinterleave(const char* in, int64_t b, int64_t w, size_t elem, char** out) {
+    for (int64_t k = 0; k < w; ++k) {
+      for (int64_t j = 0; j < b; ++j) std::memcpy(out[j] + k * elem, in + (k * b + j) * elem, elem);
+    }
+  }
+
+  // Strings are objects: the permuted copy (Tensor::copy_from copies them as strings).
+  void run_strings(const Tensor& x, Tensor& y) const {
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
-    Tensor y = outputs[0];
     if (to_space_) {
       const int64_t oc = c / (b * b);
       if (crd_) {
@@ -63,7 +136,6 @@ class SpaceDepthOp final : public Op {
     }
   }
 
- private:
   bool to_space_;
   bool crd_ = false;
   int64_t block_;

@@ -30,8 +30,6 @@
 // s and t are computed in double and the new weights rounded once to float32. The new
 // weights are new constant values: a constant may be shared by other nodes (tied weights)
 // or by other Programs compiled from the same graph, so it is never changed in place.
-#include <cmath>
-#include <limits>
 #include <optional>
 
 #include "ops/attrs.h"
@@ -41,77 +39,6 @@
 
 namespace tern::passes {
 namespace {
-
-// y = x * s[c] + t[c], per channel c, in double.
-struct ChannelAffine {
-  std::vector<double> s;
-  std::vector<double> t;
-  bool shift_is_zero() const {
-    for (double v : t)
-      if (v != 0.0) return false;
-    return true;
-  }
-};
-
-// The float32 constant value `v` holds, or nullptr (absent, not constant, other dtype).
-const Tensor* float_constant(const Program& p, int v) {
-  if (v < 0 || !p.graph.values[v].is_constant()) return nullptr;
-  const Tensor& t = p.graph.values[v].constant;
-  return t.dtype() == DType::kFloat32 ? &t : nullptr;
-}
-
-// A new constant value named after `base`, holding `values` with `shape`.
-int add_constant(Program& p, const std::string& base, const std::vector<float>& values,
-                 const Shape& shape) {
-  const int v = p.add_value(base, ops::TensorType{DType::kFloat32, shape});
-  p.graph.values[v].constant = Tensor::from_vector(values, shape);
-  return v;
-}
-
-// Makes node `n` write `to` instead of `from` (its output). The node that wrote `to` is
-// being removed.
-void take_output(Program& p, int n, int from, int to) {
-  for (int& out : p.graph.nodes[n].outputs)
-    if (out == from) out = to;
-  p.graph.values[to].producer = n;
-  p.graph.values[from].producer = -1;
-}
-
-bool finite_in_float(double v) {
-  return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max();
-}
-
-// The affine map of BN node `n` when it is an inference BN this pass may rewrite.
-std::optional<ChannelAffine> inference_affine(const Program& p, int n) {
-  const ir::Node& node = p.graph.nodes[n];
-  if (node.op_type != "BatchNormalization" || !node.domain.empty()) return std::nullopt;
-  if (node.inputs.size() != 5 || node.outputs.empty() || node.outputs[0] < 0) return std::nullopt;
-  for (size_t k = 1; k < node.outputs.size(); ++k)
-    if (node.outputs[k] >= 0) return std::nullopt;
-  const ops::Attrs attrs(node.attrs, fmt::format("BatchNormalization '{}'", node.name));
-  if (p.graph.opset >= 14 && attrs.get_int("training_mode", 0) != 0) return std::nullopt;
-  const int x = node.inputs[0];
-  if (x < 0 || !p.types[x] || p.types[x]->dtype != DType::kFloat32) return std::nullopt;
-  const Shape& xs = p.types[x]->shape;
-  if (xs.size() < 2) return std::nullopt;
-  const int64_t channels = xs[1];
-  std::vector<float> stats[4];  // gamma, beta, mean, var
-  for (int k = 0; k < 4; ++k) {
-    const Tensor* t = float_constant(p, node.inputs[k + 1]);
-    if (!t || t->shape() != Shape{channels}) return std::nullopt;
-    stats[k] = t->to_float_vector();
-  }
-  const double eps = attrs.get_float("epsilon", 1e-5f);
-  ChannelAffine a;
-  a.s.resize(channels);
-  a.t.resize(channels);
-  for (int64_t c = 0; c < channels; ++c) {
-    a.s[c] = stats[0][c] / std::sqrt(static_cast<double>(stats[3][c]) + eps);
-    a.t[c] = stats[1][c] - stats[2][c] * a.s[c];
-    if (!finite_in_float(a.s[c]) || !finite_in_float(a.t[c])) return std::nullopt;
-  }
-  return a;
-}
 
 // True when Conv node `n` has float32 constant weights W (rank >= 3) and bias B (if any).
 bool conv_weights_constant(const Program& p, int n) {
@@ -340,9 +267,9 @@ class FoldBatchNorm final : public NodeRule {
     return p.graph.nodes[n].op_type == "BatchNormalization" && p.graph.nodes[n].domain.empty();
   }
   // Rule 3 is always legal for an inference BN with constant statistics.
-  bool legal(const Program& p, int n) const override { return inference_affine(p, n).has_value(); }
+  bool legal(const Program& p, int n) const override { return batch_norm_affine(p, n).has_value(); }
   void rewrite(Program& p, int n, std::vector<bool>& dead) const override {
-    const ChannelAffine a = *inference_affine(p, n);
+    const ChannelAffine a = *batch_norm_affine(p, n);
     const int producer = foldable_producer(p, n);
     if (producer >= 0) {
       if (p.graph.nodes[producer].op_type == "Conv") {

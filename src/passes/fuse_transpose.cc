@@ -61,10 +61,7 @@ class FuseTranspose final : public NodeRule {
     const int t = node.inputs[0], out = node.outputs[0];
     const int producer = p.graph.values[t].producer;
     ir::Node& conv = p.graph.nodes[producer];
-    ir::Attribute layout;
-    layout.type = ir::Attribute::Type::kString;
-    layout.s = "NHWC";
-    conv.attrs["y_layout"] = layout;
+    set_string_attr(conv, "y_layout", "NHWC");
     conv.outputs[0] = out;
     p.graph.values[out].producer = producer;
     p.graph.values[t].producer = -1;

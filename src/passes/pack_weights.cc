@@ -28,20 +28,6 @@
 namespace tern::passes {
 namespace {
 
-void set_int(ir::Node& n, const char* name, int64_t v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kInt;
-  a.i = v;
-  n.attrs[name] = a;
-}
-
-void set_string(ir::Node& n, const char* name, const std::string& v) {
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kString;
-  a.s = v;
-  n.attrs[name] = a;
-}
-
 // B^T of a 2-D float32 tensor, contiguous.
 Tensor transpose2d(const Tensor& b) {
   const Tensor src = b.contiguous();
@@ -105,14 +91,14 @@ class PackWeights final : public Pass {
             pack(w, block, fmt::format("{}_packed{}", base, block), [&](const Tensor& t) {
               return kernels::ref::pack_conv_weights(t, static_cast<int>(block));
             });
-        set_string(node, "weight_layout", "packed");
-        set_int(node, "out_channels", ws[0]);
+        set_string_attr(node, "weight_layout", "packed");
+        set_int_attr(node, "out_channels", ws[0]);
         ++changes;
       } else if (((node.domain.empty() && node.op_type == "Gemm") ||
                   (internal && node.op_type == "FusedGemm")) &&
                  int_attr(node, "transB", 0) == 1 && ws.size() == 2) {
         node.inputs[1] = pack(w, -1, fmt::format("{}_transposed", base), transpose2d);
-        set_int(node, "transB", 0);
+        set_int_attr(node, "transB", 0);
         ++changes;
       }
     }

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+
+#include "ops/attrs.h"
+
 namespace tern::passes {
 
 int NodeRule::run(Program& p) const {
@@ -42,6 +47,27 @@ int64_t int_attr(const ir::Node& n, const char* name, int64_t def) {
   return it != n.attrs.end() && it->second.type == ir::Attribute::Type::kInt ? it->second.i : def;
 }
 
+void set_int_attr(ir::Node& n, const char* name, int64_t v) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kInt;
+  a.i = v;
+  n.attrs[name] = std::move(a);
+}
+
+void set_ints_attr(ir::Node& n, const char* name, std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kInts;
+  a.ints = std::move(v);
+  n.attrs[name] = std::move(a);
+}
+
+void set_string_attr(ir::Node& n, const char* name, std::string v) {
+  ir::Attribute a;
+  a.type = ir::Attribute::Type::kString;
+  a.s = std::move(v);
+  n.attrs[name] = std::move(a);
+}
+
 std::string unique_node_name(const Program& p, const std::string& base) {
   auto taken = [&](const std::string& name) {
     for (const ir::Node& node : p.graph.nodes)
@@ -51,6 +77,71 @@ std::string unique_node_name(const Program& p, const std::string& base) {
   std::string name = base;
   for (int k = 1; taken(name); ++k) name = fmt::format("{}_{}", base, k);
   return name;
+}
+
+bool ChannelAffine::shift_is_zero() const {
+  for (double v : t)
+    if (v != 0.0) return false;
+  return true;
+}
+
+const Tensor* float_constant(const Program& p, int v) {
+  if (v < 0 || !p.graph.values[v].is_constant()) return nullptr;
+  const Tensor& t = p.graph.values[v].constant;
+  return t.dtype() == DType::kFloat32 ? &t : nullptr;
+}
+
+int add_constant(Program& p, const std::string& base, const std::vector<float>& values,
+                 const Shape& shape) {
+  const int v = p.add_value(base, ops::TensorType{DType::kFloat32, shape});
+  p.graph.values[v].constant = Tensor::from_vector(values, shape);
+  return v;
+}
+
+void take_output(Program& p, int n, int from, int to) {
+  for (int& out : p.graph.nodes[n].outputs)
+    if (out == from) out = to;
+  p.graph.values[to].producer = n;
+  p.graph.values[from].producer = -1;
+}
+
+namespace {
+
+bool finite_in_float(double v) {
+  return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max();
+}
+
+}  // namespace
+
+std::optional<ChannelAffine> batch_norm_affine(const Program& p, int n) {
+  const ir::Node& node = p.graph.nodes[n];
+  if (node.op_type != "BatchNormalization" || !node.domain.empty()) return std::nullopt;
+  if (node.inputs.size() != 5 || node.outputs.empty() || node.outputs[0] < 0) return std::nullopt;
+  for (size_t k = 1; k < node.outputs.size(); ++k)
+    if (node.outputs[k] >= 0) return std::nullopt;
+  const ops::Attrs attrs(node.attrs, fmt::format("BatchNormalization '{}'", node.name));
+  if (p.graph.opset >= 14 && attrs.get_int("training_mode", 0) != 0) return std::nullopt;
+  const int x = node.inputs[0];
+  if (x < 0 || !p.types[x] || p.types[x]->dtype != DType::kFloat32) return std::nullopt;
+  const Shape& xs = p.types[x]->shape;
+  if (xs.size() < 2) return std::nullopt;
+  const int64_t channels = xs[1];
+  std::vector<float> stats[4];  // gamma, beta, mean, var
+  for (int k = 0; k < 4; ++k) {
+    const Tensor* t = float_constant(p, node.inputs[k + 1]);
+    if (!t || t->shape() != Shape{channels}) return std::nullopt;
+    stats[k] = t->to_float_vector();
+  }
+  const double eps = attrs.get_float("epsilon", 1e-5f);
+  ChannelAffine a;
+  a.s.resize(channels);
+  a.t.resize(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    a.s[c] = stats[0][c] / std::sqrt(static_cast<double>(stats[3][c]) + eps);
+    a.t[c] = stats[1][c] - stats[2][c] * a.s[c];
+    if (!finite_in_float(a.s[c]) || !finite_in_float(a.t[c])) return std::nullopt;
+  }
+  return a;
 }
 
 }  // namespace tern::passes

@@ -6,6 +6,7 @@
 // pipeline (pipeline.h) sets the order and lets a user switch any pass off by name.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,39 @@ std::string string_attr(const ir::Node& n, const char* name, const char* def);
 /// Node `n`'s int attribute `name`, or `def` when it has none (or one of another type).
 int64_t int_attr(const ir::Node& n, const char* name, int64_t def);
 
+/// Sets node `n`'s attribute `name` (replacing any) to an int, a list of ints or a string.
+void set_int_attr(ir::Node& n, const char* name, int64_t v);
+void set_ints_attr(ir::Node& n, const char* name, std::vector<int64_t> v);
+void set_string_attr(ir::Node& n, const char* name, std::string v);
+
 /// A unique node name derived from `base` (the graph's node names stay distinct).
 std::string unique_node_name(const Program& p, const std::string& base);
+
+/// The float32 constant value `v` holds, or nullptr (absent, not constant, other dtype).
+const Tensor* float_constant(const Program& p, int v);
+
+/// A new constant value named after `base`, holding `values` with `shape`. Constants a
+/// pass rewrites are never changed in place: they may be shared by other nodes (tied
+/// weights) or by other Programs compiled from the same graph.
+int add_constant(Program& p, const std::string& base, const std::vector<float>& values,
+                 const Shape& shape);
+
+/// Makes node `n` write value `to` instead of its output `from` (whose producer, being
+/// removed or rewired, wrote `to` before).
+void take_output(Program& p, int n, int from, int to);
+
+/// y = x * s[c] + t[c], per channel c, in double.
+struct ChannelAffine {
+  std::vector<double> s;
+  std::vector<double> t;
+  /// True when every t[c] is 0.
+  bool shift_is_zero() const;
+};
+
+/// The affine map of node `n` when it is an inference BatchNormalization a pass may fold:
+/// training_mode absent or 0, no output but Y, float32 input of rank >= 2, scale, B, mean
+/// and var float32 constants of shape [C], and s = scale / sqrt(var + epsilon),
+/// t = B - mean * s finite in float32 (ONNX BatchNormalization, inference form).
+std::optional<ChannelAffine> batch_norm_affine(const Program& p, int n);
 
 }  // namespace tern::passes

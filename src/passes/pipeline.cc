@@ -11,6 +11,7 @@ namespace tern::passes {
 const Pass& fold_constants_pass();
 const Pass& eliminate_identity_pass();
 const Pass& eliminate_dead_pass();
+const Pass& lower_conv_transpose_pass();
 const Pass& fold_batch_norm_pass();
 const Pass& fuse_epilogue_pass();
 const Pass& assign_layout_pass();
@@ -25,6 +26,8 @@ const Pass& plan_memory_pass();
 // - folding first, so the later rules see constant weights and static shapes;
 // - identity/dead elimination before fusion, so a Dropout or Identity between a Conv and
 //   its ReLU does not block the fusion;
+// - a ConvTranspose with kernel == stride becomes a 1x1 Conv and a DepthToSpace before the
+//   BatchNormalization and epilogue fusions, which then treat that Conv like any other;
 // - BatchNormalization folds into its Conv before the epilogue fusion absorbs the ReLU
 //   after it (Conv+BN+ReLU -> one FusedConv, the paper's first optimisation);
 // - the layout is assigned on the fused graph (fewer nodes to convert), and weights are
@@ -36,6 +39,7 @@ const Pass& plan_memory_pass();
 const std::vector<const Pass*>& all_passes() {
   static const std::vector<const Pass*> passes = {
       &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
+      &lower_conv_transpose_pass(),
       &fold_batch_norm_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
       &pack_weights_pass(),    &select_algorithm_pass(),   &fuse_transpose_pass(),
       &in_place_pass(),        &concat_slices_pass(),      &plan_memory_pass(),

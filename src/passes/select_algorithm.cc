@@ -58,10 +58,7 @@ class SelectAlgorithm final : public Pass {
       if (algo == "winograd" && !use_winograd_weights(p, node, transformed)) algo = "direct";
       auto it = node.attrs.find("algorithm");
       if (it != node.attrs.end() && it->second.s == algo) continue;
-      ir::Attribute a;
-      a.type = ir::Attribute::Type::kString;
-      a.s = algo;
-      node.attrs["algorithm"] = a;
+      set_string_attr(node, "algorithm", algo);
       ++changes;
     }
     // The packed 3x3 weights that only winograd nodes read are dropped, bytes and all.
@@ -85,10 +82,7 @@ class SelectAlgorithm final : public Pass {
                               std::vector<Tensor>& inputs) {
     if (algorithm != "winograd" || inputs.size() < 2 || !inputs[1].defined()) return;
     inputs[1] = kernels::ref::winograd_transform_weights(inputs[1]);
-    ir::Attribute a;
-    a.type = ir::Attribute::Type::kString;
-    a.s = "winograd";
-    node.attrs["weight_layout"] = a;
+    set_string_attr(node, "weight_layout", "winograd");
   }
 
   // Points `node` (a FusedConv with packed weights) at the winograd transform of its
@@ -109,10 +103,7 @@ class SelectAlgorithm final : public Pass {
       it = transformed.emplace(w, v).first;
     }
     node.inputs[1] = it->second;
-    ir::Attribute a;
-    a.type = ir::Attribute::Type::kString;
-    a.s = "winograd";
-    node.attrs["weight_layout"] = a;
+    set_string_attr(node, "weight_layout", "winograd");
     return true;
   }
 };

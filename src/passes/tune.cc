@@ -10,6 +10,7 @@
 #include "base/json_cache.h"
 #include "ops/execute.h"
 #include "ops/registry.h"
+#include "passes/pass.h"
 
 namespace tern::passes {
 
@@ -69,10 +70,7 @@ double measure(const Program& p, int n, const std::vector<ops::TensorType>& type
       inputs.push_back(random_input(types[k], 17 + static_cast<uint32_t>(k)));
     }
   }
-  ir::Attribute a;
-  a.type = ir::Attribute::Type::kString;
-  a.s = algorithm;
-  node.attrs["algorithm"] = a;
+  set_string_attr(node, "algorithm", algorithm);
   setup(algorithm, node, inputs);
   const ops::OpSchema* schema = ops::OpRegistry::global().find(node.domain, node.op_type);
   TERN_CHECK(schema != nullptr, UnsupportedOpError, "node '{}': op '{}' is not registered",
