@@ -1,7 +1,10 @@
-// fold-batch-norm: removes inference BatchNormalization nodes. Such a node is the
-// per-channel affine map y = x * s[c] + t[c] with s = gamma / sqrt(var + epsilon) and
-// t = beta - mean * s, so it can be absorbed by a neighbouring linear op. In order of
-// preference (ONNX Runtime's conv_bn_fusion does the first; the second is its mirror):
+// fold-batch-norm: removes per-channel affine nodes y = x * s[c] + t[c]: inference
+// BatchNormalization (s = gamma / sqrt(var + epsilon), t = beta - mean * s), ScaleShift,
+// and Mul, Div or Add of x and a float32 constant with one value per channel ([1, C, 1,
+// 1], [C, 1, 1]) or one value in all (PaddlePaddle's exporter writes a scalar Mul and Add
+// around every activation of ppocr's PP-LCNet: 62 of them). Each can be absorbed by a
+// neighbouring linear op. In order of preference (ONNX Runtime's conv_bn_fusion does the
+// first; the second is its mirror):
 //
 // 1. Into the Conv or Gemm that produces x (always exact up to rounding):
 //      Conv: W'[m] = W[m] * s[m], B'[m] = B[m] * s[m] + t[m] (B = 0 when absent);
@@ -19,17 +22,24 @@
 //    Conv reads no padding (every resolved pad, including auto_pad SAME, is 0) or t == 0:
 //    the zeros padded around y are not the t-shifted zeros of x, so the bias term would be
 //    wrong at the borders.
-// 3. Otherwise the BN becomes the internal op tern.ScaleShift(x, s, t) (ops/scale_shift.cc):
+// 2b. Into the affine node that reads y (y read by it only, not a graph output): that node
+//    becomes ScaleShift(x, s2 * s, s2 * t + t2), so a chain of them is one pass over
+//    memory, which rules 1 and 2 may then fold.
+// 3. Otherwise a BN becomes the internal op tern.ScaleShift(x, s, t) (ops/scale_shift.cc):
 //    the same map with s and t computed once here instead of at every run, and an op the
-//    layout pass can run in NCHWc.
+//    layout pass can run in NCHWc. A Mul, Div or Add that no rule folds stays as it is.
 //
 // Which BN nodes are touched at all: the inference form (training_mode absent or 0, no
 // output but Y), float32 input of rank >= 2, and scale, B, mean and var float32 constants
 // of shape [C] (so spatial = 0 with per-activation statistics is left alone), with s and t
 // finite in float32 (a zero variance with epsilon 0 keeps the BN kernel's inf / NaN).
+// Mul, Div and Add: float32 x of rank >= 2 whose shape the output keeps (the constant
+// broadcasts into x, never x into the constant), a Div only by the constant, and finite
+// s and t (no division by 0).
 // s and t are computed in double and the new weights rounded once to float32. The new
 // weights are new constant values: a constant may be shared by other nodes (tied weights)
 // or by other Programs compiled from the same graph, so it is never changed in place.
+#include <cmath>
 #include <optional>
 
 #include "ops/attrs.h"
@@ -39,6 +49,69 @@
 
 namespace tern::passes {
 namespace {
+
+// A node of the form y = x * s[c] + t[c] (see the file comment): its data input x and map.
+struct AffineNode {
+  int x = -1;
+  ChannelAffine a;
+  bool batch_norm = false;  // rule 3 applies
+};
+
+bool finite(const ChannelAffine& a) {
+  for (size_t c = 0; c < a.s.size(); ++c)
+    if (!std::isfinite(a.s[c]) || !std::isfinite(a.t[c])) return false;
+  return true;
+}
+
+std::optional<AffineNode> affine_node(const Program& p, int n) {
+  const ir::Node& node = p.graph.nodes[n];
+  if (node.outputs.size() != 1 || node.outputs[0] < 0) return std::nullopt;
+  AffineNode an;
+  if (node.op_type == "BatchNormalization" && node.domain.empty()) {
+    const std::optional<ChannelAffine> a = batch_norm_affine(p, n);
+    if (!a) return std::nullopt;
+    an.x = node.inputs[0];
+    an.a = *a;
+    an.batch_norm = true;
+    return an;
+  }
+  if (node.op_type == "ScaleShift" && node.domain == ops::kInternalDomain) {
+    if (int_attr(node, "block", 0) != 0 || node.inputs.size() != 3) return std::nullopt;
+    const Tensor* s = float_constant(p, node.inputs[1]);
+    const Tensor* t = float_constant(p, node.inputs[2]);
+    if (!s || !t) return std::nullopt;
+    an.x = node.inputs[0];
+    const std::vector<float> sv = s->to_float_vector(), tv = t->to_float_vector();
+    an.a.s.assign(sv.begin(), sv.end());
+    an.a.t.assign(tv.begin(), tv.end());
+    return an;
+  }
+  const bool mul = node.op_type == "Mul", div = node.op_type == "Div", add = node.op_type == "Add";
+  if (!(mul || div || add) || !node.domain.empty() || node.inputs.size() != 2) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const int x = node.inputs[i], k = node.inputs[1 - i];
+    if (x < 0 || float_constant(p, x) || (div && i != 0)) continue;
+    if (!p.types[x] || p.types[x]->dtype != DType::kFloat32 || p.types[x]->shape.size() < 2) {
+      continue;
+    }
+    const int y = node.outputs[0];
+    if (!p.types[y] || p.types[y]->shape != p.types[x]->shape) continue;
+    const int64_t channels = p.types[x]->shape[1];
+    const std::optional<std::vector<double>> v = per_channel_constant(p, k, p.types[x]->shape);
+    if (!v) continue;
+    an.x = x;
+    an.a.s.assign(channels, 1.0);
+    an.a.t.assign(channels, 0.0);
+    for (int64_t c = 0; c < channels; ++c) {
+      if (add) an.a.t[c] = (*v)[c];
+      if (mul) an.a.s[c] = (*v)[c];
+      if (div) an.a.s[c] = 1.0 / (*v)[c];
+    }
+    if (!finite(an.a)) return std::nullopt;
+    return an;
+  }
+  return std::nullopt;
+}
 
 // True when Conv node `n` has float32 constant weights W (rank >= 3) and bias B (if any).
 bool conv_weights_constant(const Program& p, int n) {
@@ -53,10 +126,9 @@ bool conv_weights_constant(const Program& p, int n) {
   return true;
 }
 
-// The node (Conv or Gemm) that writes BN node `bn`'s input, when the BN can fold into it
-// (rule 1); -1 otherwise.
-int foldable_producer(const Program& p, int bn) {
-  const int x = p.graph.nodes[bn].inputs[0];
+// The node (Conv or Gemm) that writes x, the data input of affine node `bn`, when the map
+// can fold into it (rule 1); -1 otherwise.
+int foldable_producer(const Program& p, int bn, int x) {
   const int n = p.graph.values[x].producer;
   if (n < 0 || sole_consumer(p, x) != bn) return -1;
   const ir::Node& node = p.graph.nodes[n];
@@ -102,8 +174,8 @@ bool conv_reads_no_padding(const Program& p, int n, const Shape& x) {
   }
 }
 
-// The Conv that reads BN node `bn`'s output, when the BN can fold into it (rule 2); -1
-// otherwise.
+// The Conv that reads affine node `bn`'s output, when the map can fold into it (rule 2);
+// -1 otherwise.
 int foldable_consumer(const Program& p, int bn, const ChannelAffine& a) {
   const int y = p.graph.nodes[bn].outputs[0];
   const int n = sole_consumer(p, y);
@@ -198,7 +270,7 @@ void fold_into_producer_gemm(Program& p, int gemm, int bn, const ChannelAffine& 
 }
 
 // Rule 2: the Conv reads x instead of y = x * s + t.
-void fold_into_consumer_conv(Program& p, int conv, int bn, const ChannelAffine& a) {
+void fold_into_consumer_conv(Program& p, int conv, int x, const ChannelAffine& a) {
   const ir::Node& node = p.graph.nodes[conv];
   const ops::Attrs attrs(node.attrs, fmt::format("Conv '{}'", node.name));
   const int64_t group = attrs.get_int("group", 1);
@@ -234,13 +306,13 @@ void fold_into_consumer_conv(Program& p, int conv, int bn, const ChannelAffine& 
   const int b_id = add_constant(p, fmt::format("{}_bn_bias", conv_name), b_new, {m_count});
   ir::Node& c = p.graph.nodes[conv];
   c.inputs.resize(3, -1);
-  c.inputs[0] = p.graph.nodes[bn].inputs[0];
+  c.inputs[0] = x;
   c.inputs[1] = w_id;
   c.inputs[2] = b_id;
 }
 
-// Rule 3: the BN node becomes ScaleShift(x, s, t) (same name, same output).
-void make_scale_shift(Program& p, int bn, const ChannelAffine& a) {
+// Rules 2b and 3: node `bn` becomes ScaleShift(x, s, t) (same name, same output).
+void make_scale_shift(Program& p, int bn, int x, const ChannelAffine& a) {
   const std::vector<float> s(a.s.begin(), a.s.end());
   const std::vector<float> t(a.t.begin(), a.t.end());
   const int64_t channels = static_cast<int64_t>(s.size());
@@ -250,27 +322,46 @@ void make_scale_shift(Program& p, int bn, const ChannelAffine& a) {
   ir::Node& node = p.graph.nodes[bn];
   node.op_type = "ScaleShift";
   node.domain = ops::kInternalDomain;
-  node.inputs = {node.inputs[0], s_id, t_id};
+  node.inputs = {x, s_id, t_id};
   node.attrs.clear();
+}
+
+// The affine node that reads affine node `n`'s output y (rule 2b), when y has no other
+// reader; -1 otherwise.
+int mergeable_consumer(const Program& p, int n) {
+  const int y = p.graph.nodes[n].outputs[0];
+  const int m = sole_consumer(p, y);
+  if (m < 0) return -1;
+  const std::optional<AffineNode> next = affine_node(p, m);
+  return next && next->x == y && next->a.s.size() == affine_node(p, n)->a.s.size() ? m : -1;
 }
 
 class FoldBatchNorm final : public NodeRule {
  public:
   const char* name() const override { return "fold-batch-norm"; }
   const char* summary() const override {
-    return "fold inference BatchNormalization into the Conv/Gemm before or the Conv after it, "
-           "else make it a ScaleShift";
+    return "fold BatchNormalization and per-channel Mul/Div/Add into the Conv/Gemm before or "
+           "the Conv after them, merge chains of them, else make a BN a ScaleShift";
   }
 
  protected:
   bool applies_to(const Program& p, int n) const override {
-    return p.graph.nodes[n].op_type == "BatchNormalization" && p.graph.nodes[n].domain.empty();
+    const std::string& op = p.graph.nodes[n].op_type;
+    return op == "BatchNormalization" || op == "ScaleShift" || op == "Mul" || op == "Div" ||
+           op == "Add";
   }
-  // Rule 3 is always legal for an inference BN with constant statistics.
-  bool legal(const Program& p, int n) const override { return batch_norm_affine(p, n).has_value(); }
+  // Rule 3 is always legal for an inference BN with constant statistics; the other nodes
+  // only when a rule folds them away.
+  bool legal(const Program& p, int n) const override {
+    const std::optional<AffineNode> an = affine_node(p, n);
+    if (!an) return false;
+    return an->batch_norm || foldable_producer(p, n, an->x) >= 0 ||
+           foldable_consumer(p, n, an->a) >= 0 || mergeable_consumer(p, n) >= 0;
+  }
   void rewrite(Program& p, int n, std::vector<bool>& dead) const override {
-    const ChannelAffine a = *batch_norm_affine(p, n);
-    const int producer = foldable_producer(p, n);
+    const AffineNode an = *affine_node(p, n);
+    const ChannelAffine& a = an.a;
+    const int producer = foldable_producer(p, n, an.x);
     if (producer >= 0) {
       if (p.graph.nodes[producer].op_type == "Conv") {
         fold_into_producer_conv(p, producer, n, a);
@@ -282,11 +373,23 @@ class FoldBatchNorm final : public NodeRule {
     }
     const int consumer = foldable_consumer(p, n, a);
     if (consumer >= 0) {
-      fold_into_consumer_conv(p, consumer, n, a);
+      fold_into_consumer_conv(p, consumer, an.x, a);
       dead[n] = true;
       return;
     }
-    make_scale_shift(p, n, a);
+    const int next = mergeable_consumer(p, n);
+    if (next >= 0) {
+      const ChannelAffine b = affine_node(p, next)->a;
+      ChannelAffine both;
+      for (size_t c = 0; c < a.s.size(); ++c) {
+        both.s.push_back(b.s[c] * a.s[c]);
+        both.t.push_back(b.s[c] * a.t[c] + b.t[c]);
+      }
+      make_scale_shift(p, next, an.x, both);
+      dead[n] = true;
+      return;
+    }
+    make_scale_shift(p, n, an.x, a);
   }
 };
 

@@ -81,23 +81,9 @@ std::optional<int64_t> lowerable(const Program& p, int n) {
   return s;
 }
 
-// The per-channel values of constant `v` for `channels` channels: one per channel
-// ([1, M, 1, 1] or [M, 1, 1]) or one for all ([], [1], [1, 1, 1, 1], ...); nullopt for
-// any other shape.
-std::optional<std::vector<double>> per_channel(const Program& p, int v, int64_t channels) {
-  const Tensor* t = float_constant(p, v);
-  if (!t) return std::nullopt;
-  const std::vector<float> values = t->to_float_vector();
-  const Shape& s = t->shape();
-  if (values.size() == 1 && s.size() <= 4) return std::vector<double>(channels, values[0]);
-  const bool nchw = s.size() == 4 && s[0] == 1 && s[1] == channels && s[2] == 1 && s[3] == 1;
-  const bool chw = s.size() == 3 && s[0] == channels && s[1] == 1 && s[2] == 1;
-  if (!nchw && !chw) return std::nullopt;
-  return std::vector<double>(values.begin(), values.end());
-}
-
 // y = x * s + t of node `n` applied to value `v` of `channels` channels, when `n` is an
-// Add or Mul of v and a per-channel constant or an inference BatchNormalization of v.
+// Add or Mul of v and a per-channel constant (per_channel_constant) or an inference
+// BatchNormalization of v.
 std::optional<ChannelAffine> absorbable(const Program& p, int n, int v, int64_t channels) {
   const ir::Node& node = p.graph.nodes[n];
   if (!node.domain.empty() || node.outputs.size() != 1 || node.outputs[0] < 0) {
@@ -117,7 +103,7 @@ std::optional<ChannelAffine> absorbable(const Program& p, int n, int v, int64_t 
   if (!p.types[node.outputs[0]] || p.types[node.outputs[0]]->shape != p.types[v]->shape) {
     return std::nullopt;
   }
-  const std::optional<std::vector<double>> k = per_channel(p, other, channels);
+  const std::optional<std::vector<double>> k = per_channel_constant(p, other, p.types[v]->shape);
   if (!k) return std::nullopt;
   ChannelAffine a;
   a.s = node.op_type == "Mul" ? *k : std::vector<double>(channels, 1.0);

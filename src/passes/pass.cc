@@ -98,6 +98,23 @@ int add_constant(Program& p, const std::string& base, const std::vector<float>& 
   return v;
 }
 
+std::optional<std::vector<double>> per_channel_constant(const Program& p, int v, const Shape& x) {
+  const Tensor* t = float_constant(p, v);
+  if (!t || x.size() < 2) return std::nullopt;
+  const std::vector<float> values = t->to_float_vector();
+  const Shape& s = t->shape();
+  const int64_t channels = x[1];
+  if (values.size() == 1 && s.size() <= x.size()) {
+    return std::vector<double>(static_cast<size_t>(channels), values[0]);
+  }
+  // [1, C, 1, ...] (x's rank) or [C, 1, ...] (one less): C at x's dim 1.
+  const size_t lead = s.size() == x.size() ? 1 : s.size() + 1 == x.size() ? 0 : s.size();
+  if (lead == s.size() || (lead == 1 && s[0] != 1) || s[lead] != channels) return std::nullopt;
+  for (size_t d = lead + 1; d < s.size(); ++d)
+    if (s[d] != 1) return std::nullopt;
+  return std::vector<double>(values.begin(), values.end());
+}
+
 void take_output(Program& p, int n, int from, int to) {
   for (int& out : p.graph.nodes[n].outputs)
     if (out == from) out = to;

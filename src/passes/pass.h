@@ -70,6 +70,12 @@ const Tensor* float_constant(const Program& p, int v);
 int add_constant(Program& p, const std::string& base, const std::vector<float>& values,
                  const Shape& shape);
 
+/// The values of float32 constant `v` per channel (dim 1) of a tensor of shape `x` that it
+/// is combined with elementwise: one value per channel ([1, C, 1, ..., 1] of x's rank, or
+/// [C, 1, ..., 1] of rank one less) or one value for all (a single element of rank at most
+/// x's); nullopt for any other constant, or a value that is not one.
+std::optional<std::vector<double>> per_channel_constant(const Program& p, int v, const Shape& x);
+
 /// Makes node `n` write value `to` instead of its output `from` (whose producer, being
 /// removed or rewired, wrote `to` before).
 void take_output(Program& p, int n, int from, int to);

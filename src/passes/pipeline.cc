@@ -12,6 +12,7 @@ const Pass& fold_constants_pass();
 const Pass& eliminate_identity_pass();
 const Pass& eliminate_dead_pass();
 const Pass& lower_conv_transpose_pass();
+const Pass& fuse_hard_swish_pass();
 const Pass& fold_batch_norm_pass();
 const Pass& fuse_epilogue_pass();
 const Pass& assign_layout_pass();
@@ -28,6 +29,8 @@ const Pass& plan_memory_pass();
 //   its ReLU does not block the fusion;
 // - a ConvTranspose with kernel == stride becomes a 1x1 Conv and a DepthToSpace before the
 //   BatchNormalization and epilogue fusions, which then treat that Conv like any other;
+// - a HardSwish written out as Add, Clip, Mul and Div becomes one op before the affine
+//   folding, which would otherwise merge its Div into the scale after it;
 // - BatchNormalization folds into its Conv before the epilogue fusion absorbs the ReLU
 //   after it (Conv+BN+ReLU -> one FusedConv, the paper's first optimisation);
 // - the layout is assigned on the fused graph (fewer nodes to convert), and weights are
@@ -39,7 +42,7 @@ const Pass& plan_memory_pass();
 const std::vector<const Pass*>& all_passes() {
   static const std::vector<const Pass*> passes = {
       &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
-      &lower_conv_transpose_pass(),
+      &lower_conv_transpose_pass(), &fuse_hard_swish_pass(),
       &fold_batch_norm_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
       &pack_weights_pass(),    &select_algorithm_pass(),   &fuse_transpose_pass(),
       &in_place_pass(),        &concat_slices_pass(),      &plan_memory_pass(),

@@ -1,6 +1,7 @@
 // fold-batch-norm (src/passes/fold_batch_norm.cc): BatchNormalization folded into the
-// Conv / Gemm before it or the Conv after it, or turned into tern.ScaleShift; the cases
-// the pass must leave alone. Each case checks the structure after the pass and that the
+// Conv / Gemm before it or the Conv after it, or turned into tern.ScaleShift; Mul, Div and
+// Add by per-channel constants folded the same way or merged into one ScaleShift; the
+// cases the pass must leave alone. Each case checks the structure after the pass and that the
 // model's results are the same with and without it.
 //
 // Tolerance: folding changes where float32 rounding happens (W * s is rounded once, then
@@ -484,6 +485,97 @@ TEST(FoldBatchNorm, NonFiniteScaleIsLeftAlone) {
   const passes::Program p = compile_only_this(m, {1, 2, 3, 3});
   EXPECT_EQ(count_ops(p, "BatchNormalization"), 1);
   EXPECT_EQ(input_name(p, "Conv", 1), "conv_w");
+}
+
+// ---- Mul, Div and Add by per-channel constants -----------------------------------------
+
+/// x [1, 4, 6, 5] -> Conv 3x3 "conv" (pad 1) -> c -> Relu -> r -> [op1 by k1] -> [op2 by k2]
+/// -> a -> Conv `tail` "tail" -> y. k1 is a scalar, k2 one value per channel [1, 4, 1, 1].
+ModelBuilder affine_model(const std::string& op1, const std::string& op2, const ConvSpec& tail,
+                          bool before_relu = false) {
+  ModelBuilder m;
+  m.input("x", {1, 4, 6, 5});
+  m.output("y");
+  add_conv(m, "conv", "x", "c", {4, 4, 1, 3, 1, 1, true, ""}, 90);
+  m.initializer("k1", {}, {0.75f});
+  m.initializer("k2", {1, 4, 1, 1}, random_values(4, 91, 0.5f, 1.5f));
+  std::string v = before_relu ? "c" : "r";
+  if (!before_relu) m.node("Relu", {"c"}, {"r"}, "relu");
+  m.node(op1, {v, "k1"}, {"a1"}, "op1");
+  m.node(op2, {"k2", "a1"}, {"a"}, "op2");  // the constant first: either order folds
+  if (before_relu) {
+    m.node("Relu", {"a"}, {"r"}, "relu");
+    add_conv(m, "tail", "r", "y", tail, 92);
+  } else {
+    add_conv(m, "tail", "a", "y", tail, 92);
+  }
+  return m;
+}
+
+TEST(FoldBatchNorm, MulAndAddAfterAConvFoldIntoIt) {
+  const ModelBuilder m = affine_model("Mul", "Add", {4, 3, 1, 1, 0, 1, true, ""}, true);
+  const passes::Program p = compile_only_this(m, {1, 4, 6, 5});
+  EXPECT_EQ(count_ops(p, "Mul") + count_ops(p, "Add") + count_ops(p, "ScaleShift"), 0);
+  EXPECT_EQ(count_ops(p, "Conv"), 2);
+  expect_same_results(m, {{"x", random_tensor({1, 4, 6, 5}, 93)}});
+}
+
+TEST(FoldBatchNorm, DivAndAddBeforeAnUnpaddedConvFoldIntoIt) {
+  // Relu -> Div -> Add -> 1x1 Conv: the two merge, then fold into the Conv's weights.
+  const ModelBuilder m = affine_model("Div", "Add", {4, 3, 1, 1, 0, 1, true, ""});
+  const passes::Program p = compile_only_this(m, {1, 4, 6, 5});
+  EXPECT_EQ(count_ops(p, "Div") + count_ops(p, "Add") + count_ops(p, "ScaleShift"), 0);
+  EXPECT_EQ(input_name(p, "Conv", 0), "x");  // the first Conv
+  expect_same_results(m, {{"x", random_tensor({1, 4, 6, 5}, 94)}});
+}
+
+TEST(FoldBatchNorm, MulAndAddBeforeAPaddedConvBecomeOneScaleShift) {
+  // A padded 3x3 Conv cannot take the shift: the pair becomes one ScaleShift (the Mul's
+  // scale applies to the Add's shift when the Add comes first).
+  for (const auto& [op1, op2] : {std::pair<std::string, std::string>{"Mul", "Add"},
+                                 {"Add", "Mul"}, {"Add", "Add"}}) {
+    SCOPED_TRACE(op1 + " then " + op2);
+    const ModelBuilder m = affine_model(op1, op2, {4, 3, 1, 3, 1, 1, true, ""});
+    const passes::Program p = compile_only_this(m, {1, 4, 6, 5});
+    EXPECT_EQ(count_ops(p, "Mul") + count_ops(p, "Add") + count_ops(p, "Div"), 0);
+    EXPECT_EQ(count_ops(p, "ScaleShift"), 1);
+    EXPECT_EQ(input_name(p, "ScaleShift", 0), "r");
+    expect_same_results(m, {{"x", random_tensor({1, 4, 6, 5}, 95)}});
+  }
+}
+
+TEST(FoldBatchNorm, ScalesWithoutShiftFoldIntoAPaddedConv) {
+  // Div then Mul: a zero shift, so the merged map folds into the padded Conv's weights.
+  const ModelBuilder m = affine_model("Div", "Mul", {4, 3, 1, 3, 1, 1, true, ""});
+  const passes::Program p = compile_only_this(m, {1, 4, 6, 5});
+  EXPECT_EQ(count_ops(p, "Mul") + count_ops(p, "Div") + count_ops(p, "ScaleShift"), 0);
+  expect_same_results(m, {{"x", random_tensor({1, 4, 6, 5}, 95)}});
+}
+
+TEST(FoldBatchNorm, MulByAConstantThatIsNotPerChannelIsLeftAlone) {
+  // A [1, 1, 6, 5] constant varies over the image; a [2, 4, 6, 5] one would broadcast x
+  // to two images; a Div of the constant by x is no affine map of x.
+  for (const Shape& k : {Shape{1, 1, 6, 5}, Shape{2, 4, 6, 5}}) {
+    SCOPED_TRACE(shape_str(k));
+    ModelBuilder m;
+    m.input("x", {1, 4, 6, 5});
+    m.output("y");
+    add_conv(m, "conv", "x", "c", {4, 4, 1, 3, 1, 1, true, ""}, 96);
+    m.initializer("k", k, random_values(shape_numel(k), 97, 0.5f, 1.5f));
+    m.node("Mul", {"c", "k"}, {"y"}, "mul");
+    const passes::Program p = compile_only_this(m, {1, 4, 6, 5});
+    EXPECT_EQ(count_ops(p, "Mul"), 1);
+    expect_same_results(m, {{"x", random_tensor({1, 4, 6, 5}, 98)}});
+  }
+  ModelBuilder m;
+  m.input("x", {1, 4, 6, 5});
+  m.output("y");
+  add_conv(m, "conv", "x", "c", {4, 4, 1, 3, 1, 1, true, ""}, 96);
+  m.initializer("k", {}, {2.0f});
+  m.node("Div", {"k", "c"}, {"y"}, "div");
+  const passes::Program p = compile_only_this(m, {1, 4, 6, 5});
+  EXPECT_EQ(count_ops(p, "Div"), 1);
+  expect_same_results(m, {{"x", random_tensor({1, 4, 6, 5}, 99)}});
 }
 
 TEST(FoldBatchNorm, CountsOneRewritePerBn) {
