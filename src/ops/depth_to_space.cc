@@ -73,20 +73,18 @@ class SpaceDepthOp final : public Op {
       return crd_ ? c * b * b + i * b + j : (i * b + j) * oc + c;
     };
     parallel_ranges(n * oc * h, ctx.num_threads, [&](int64_t begin, int64_t end) {
-      std::vector<const char*> rows(static_cast<size_t>(b));
+      std::vector<int64_t> rows(static_cast<size_t>(b));  // byte offsets of the depth rows
       for (int64_t r = begin; r < end; ++r) {
         const int64_t row = r % h, c = r / h % oc, img = r / (h * oc);
         for (int64_t i = 0; i < b; ++i) {
-          char* s = (to_space_ ? yd : const_cast<char*>(xd)) +
-                    (((img * oc + c) * h * b + row * b + i) * w * b) * elem;
+          const int64_t space_row = (((img * oc + c) * h * b + row * b + i) * w * b) * elem;
           for (int64_t j = 0; j < b; ++j) {
-            rows[j] = (to_space_ ? xd : yd) +
-                      (((img * dc + depth_channel(c, i, j)) * h + row) * w) * elem;
+            rows[j] = (((img * dc + depth_channel(c, i, j)) * h + row) * w) * elem;
           }
           if (to_space_) {
-            interleave(rows.data(), b, w, elem, s);
+            interleave(xd, rows.data(), b, w, elem, yd + space_row);
           } else {
-            deinterleave(s, b, w, elem, const_cast<char**>(rows.data()));
+            deinterleave(xd + space_row, b, w, elem, yd, rows.data());
           }
         }
       }
@@ -94,11 +92,12 @@ class SpaceDepthOp final : public Op {
   }
 
  private:
-  // out[k * b + j] = in[j][k] for k < w, j < b (elements of `elem` bytes).
-  static void interleave(const char* const* in, int64_t b, int64_t w, size_t elem, char* out) {
+  // out[k * b + j] = (base + rows[j])[k] for k < w, j < b (elements of `elem` bytes).
+  static void interleave(const char* base, const int64_t* rows, int64_t b, int64_t w,
+                         size_t elem, char* out) {
     if (elem == 4 && b == 2) {
-      const float* a = reinterpret_cast<const float*>(in[0]);
-      const float* c = reinterpret_cast<const float*>(in[1]);
+      const float* a = reinterpret_cast<const float*>(base + rows[0]);
+      const float* c = reinterpret_cast<const float*>(base + rows[1]);
       float* o = reinterpret_cast<float*>(out);
       for (int64_t k = 0; k < w; ++k) {
         o[2 * k] = a[k];
@@ -107,14 +106,19 @@ class SpaceDepthOp final : public Op {
       return;
     }
     for (int64_t k = 0; k < w; ++k) {
-      for (int64_t j = 0; j < b; ++j) std::memcpy(out + (k * b + j) * elem, in[j] + k * elem, elem);
+      for (int64_t j = 0; j < b; ++j) {
+        std::memcpy(out + (k * b + j) * elem, base + rows[j] + k * elem, elem);
+      }
     }
   }
 
-  // out[j][k] = in[k * b + j]: the inverse of interleave.
-  static void deinterleave(const char* in, int64_t b, int64_t w, size_t elem, char** out) {
+  // (base + rows[j])[k] = in[k * b + j]: the inverse of interleave.
+  static void deinterleave(const char* in, int64_t b, int64_t w, size_t elem, char* base,
+                           const int64_t* rows) {
     for (int64_t k = 0; k < w; ++k) {
-      for (int64_t j = 0; j < b; ++j) std::memcpy(out[j] + k * elem, in + (k * b + j) * elem, elem);
+      for (int64_t j = 0; j < b; ++j) {
+        std::memcpy(base + rows[j] + k * elem, in + (k * b + j) * elem, elem);
+      }
     }
   }
 

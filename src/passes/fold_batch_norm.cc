@@ -34,8 +34,8 @@
 // of shape [C] (so spatial = 0 with per-activation statistics is left alone), with s and t
 // finite in float32 (a zero variance with epsilon 0 keeps the BN kernel's inf / NaN).
 // Mul, Div and Add: float32 x of rank >= 2 whose shape the output keeps (the constant
-// broadcasts into x, never x into the constant), a Div only by the constant, and finite
-// s and t (no division by 0).
+// broadcasts into x, never x into the constant), a Div only by the constant, and s and
+// t finite in float32 (no division by 0 or by a value so small that 1 / v overflows).
 // s and t are computed in double and the new weights rounded once to float32. The new
 // weights are new constant values: a constant may be shared by other nodes (tied weights)
 // or by other Programs compiled from the same graph, so it is never changed in place.
@@ -57,10 +57,14 @@ struct AffineNode {
   bool batch_norm = false;  // rule 3 applies
 };
 
-bool finite(const ChannelAffine& a) {
-  for (size_t c = 0; c < a.s.size(); ++c)
-    if (!std::isfinite(a.s[c]) || !std::isfinite(a.t[c])) return false;
-  return true;
+// y = b(a(x)): the map of `a` followed by `b` (same channel count).
+ChannelAffine then(const ChannelAffine& a, const ChannelAffine& b) {
+  ChannelAffine both;
+  for (size_t c = 0; c < a.s.size(); ++c) {
+    both.s.push_back(b.s[c] * a.s[c]);
+    both.t.push_back(b.s[c] * a.t[c] + b.t[c]);
+  }
+  return both;
 }
 
 std::optional<AffineNode> affine_node(const Program& p, int n) {
@@ -107,7 +111,7 @@ std::optional<AffineNode> affine_node(const Program& p, int n) {
       if (mul) an.a.s[c] = (*v)[c];
       if (div) an.a.s[c] = 1.0 / (*v)[c];
     }
-    if (!finite(an.a)) return std::nullopt;
+    if (!an.a.finite_in_float()) return std::nullopt;
     return an;
   }
   return std::nullopt;
@@ -333,7 +337,9 @@ int mergeable_consumer(const Program& p, int n) {
   const int m = sole_consumer(p, y);
   if (m < 0) return -1;
   const std::optional<AffineNode> next = affine_node(p, m);
-  return next && next->x == y && next->a.s.size() == affine_node(p, n)->a.s.size() ? m : -1;
+  if (!next || next->x != y) return -1;
+  const ChannelAffine a = affine_node(p, n)->a;
+  return next->a.s.size() == a.s.size() && then(a, next->a).finite_in_float() ? m : -1;
 }
 
 class FoldBatchNorm final : public NodeRule {
@@ -379,13 +385,7 @@ class FoldBatchNorm final : public NodeRule {
     }
     const int next = mergeable_consumer(p, n);
     if (next >= 0) {
-      const ChannelAffine b = affine_node(p, next)->a;
-      ChannelAffine both;
-      for (size_t c = 0; c < a.s.size(); ++c) {
-        both.s.push_back(b.s[c] * a.s[c]);
-        both.t.push_back(b.s[c] * a.t[c] + b.t[c]);
-      }
-      make_scale_shift(p, next, an.x, both);
+      make_scale_shift(p, next, an.x, then(a, affine_node(p, next)->a));
       dead[n] = true;
       return;
     }

@@ -9,8 +9,9 @@
 // Matched at the Div (or final Mul): its other operand is the scalar constant 6 (1/6);
 // its input is Mul(x, c) (either order) where c = Clip(a, 0, 6) (bounds as constant
 // inputs, or attributes before opset 11) and a = Add(x, 3) (either order); a, c and the
-// Mul's output are each read by the next op only (and are not graph outputs). x may have
-// other readers.
+// Mul's output are each read by the next op only (and are not graph outputs); the output
+// has x's shape (scalar constants of higher rank would broadcast x). x may have other
+// readers.
 #include <cmath>
 #include <optional>
 
@@ -82,6 +83,9 @@ std::optional<HardSwishMatch> match(const Program& p, int n) {
     if (m.clip < 0 || !clips_to(p, m.clip, 0.0f, 6.0f)) continue;
     m.add = sole_producer_for(p, p.graph.nodes[m.clip].inputs[0], m.clip);
     if (m.add < 0 || other_than(p, m.add, "Add", 3.0f) != x || x < 0) continue;
+    // HardSwish(x) has x's shape: a constant of higher rank would have broadcast x.
+    const int y = last.outputs[0];
+    if (!p.types[x] || !p.types[y] || p.types[x]->shape != p.types[y]->shape) continue;
     m.x = x;
     return m;
   }

@@ -85,6 +85,20 @@ bool ChannelAffine::shift_is_zero() const {
   return true;
 }
 
+namespace {
+
+bool in_float_range(double v) {
+  return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max();
+}
+
+}  // namespace
+
+bool ChannelAffine::finite_in_float() const {
+  for (size_t c = 0; c < s.size(); ++c)
+    if (!in_float_range(s[c]) || !in_float_range(t[c])) return false;
+  return true;
+}
+
 const Tensor* float_constant(const Program& p, int v) {
   if (v < 0 || !p.graph.values[v].is_constant()) return nullptr;
   const Tensor& t = p.graph.values[v].constant;
@@ -122,14 +136,6 @@ void take_output(Program& p, int n, int from, int to) {
   p.graph.values[from].producer = -1;
 }
 
-namespace {
-
-bool finite_in_float(double v) {
-  return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max();
-}
-
-}  // namespace
-
 std::optional<ChannelAffine> batch_norm_affine(const Program& p, int n) {
   const ir::Node& node = p.graph.nodes[n];
   if (node.op_type != "BatchNormalization" || !node.domain.empty()) return std::nullopt;
@@ -156,8 +162,8 @@ std::optional<ChannelAffine> batch_norm_affine(const Program& p, int n) {
   for (int64_t c = 0; c < channels; ++c) {
     a.s[c] = stats[0][c] / std::sqrt(static_cast<double>(stats[3][c]) + eps);
     a.t[c] = stats[1][c] - stats[2][c] * a.s[c];
-    if (!finite_in_float(a.s[c]) || !finite_in_float(a.t[c])) return std::nullopt;
   }
+  if (!a.finite_in_float()) return std::nullopt;
   return a;
 }
 

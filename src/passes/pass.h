@@ -86,6 +86,9 @@ struct ChannelAffine {
   std::vector<double> t;
   /// True when every t[c] is 0.
   bool shift_is_zero() const;
+  /// True when every s[c] and t[c] is finite and within float32's range (the maps are
+  /// rounded to float32 weights or ScaleShift constants).
+  bool finite_in_float() const;
 };
 
 /// The affine map of node `n` when it is an inference BatchNormalization a pass may fold:

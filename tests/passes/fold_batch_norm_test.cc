@@ -487,6 +487,32 @@ TEST(FoldBatchNorm, NonFiniteScaleIsLeftAlone) {
   EXPECT_EQ(input_name(p, "Conv", 1), "conv_w");
 }
 
+TEST(FoldBatchNorm, ScalesBeyondFloatRangeAreLeftAlone) {
+  // x / 1e-39 scales by 1e39, past float32's 3.4e38: the Div stays, the Conv's weights too.
+  {
+    ModelBuilder m;
+    m.input("x", {1, 2, 3, 3});
+    m.output("y");
+    add_conv(m, "conv", "x", "c", {2, 2, 1, 1, 0, 1, true, ""}, 191);
+    m.initializer("k", {}, {1e-39f});
+    m.node("Div", {"c", "k"}, {"y"}, "div");
+    const passes::Program p = compile_only_this(m, {1, 2, 3, 3});
+    EXPECT_EQ(count_ops(p, "Div"), 1);
+    EXPECT_EQ(input_name(p, "Conv", 1), "conv_w");
+  }
+  // Two scales of 1e30 after a Relu (no Conv to fold into) would merge into 1e60.
+  ModelBuilder m;
+  m.input("x", {1, 2, 3, 3});
+  m.output("y");
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  m.initializer("k", {}, {1e30f});
+  m.node("Mul", {"r", "k"}, {"s"}, "mul1");
+  m.node("Mul", {"s", "k"}, {"y"}, "mul2");
+  const passes::Program p = compile_only_this(m, {1, 2, 3, 3});
+  EXPECT_EQ(count_ops(p, "Mul"), 2);
+  EXPECT_EQ(count_ops(p, "ScaleShift"), 0);
+}
+
 // ---- Mul, Div and Add by per-channel constants -----------------------------------------
 
 /// x [1, 4, 6, 5] -> Conv 3x3 "conv" (pad 1) -> c -> Relu -> r -> [op1 by k1] -> [op2 by k2]

@@ -13,6 +13,7 @@ struct Case {
   bool mul_sixth = false;  // * (1/6) instead of / 6
   float add = 3.0f, hi = 6.0f, div = 6.0f;
   bool clip_returned = false;  // the Clip's output is a graph output too
+  bool rank5_three = false;    // the 3 as a [1, 1, 1, 1, 1]: y has rank 5, x rank 4
 };
 
 ModelBuilder model(const Case& c) {
@@ -22,7 +23,7 @@ ModelBuilder model(const Case& c) {
   if (c.clip_returned) m.output("k");
   m.initializer("w", {8, 3, 3, 3}, weights(8 * 27, 1));
   set_ints(m.node("Conv", {"x", "w"}, {"t"}, "conv"), "pads", {1, 1, 1, 1});
-  m.initializer("three", {}, {c.add});
+  m.initializer("three", c.rank5_three ? Shape{1, 1, 1, 1, 1} : Shape{}, {c.add});
   m.node(
       "Add",
       c.swapped ? std::vector<std::string>{"three", "t"} : std::vector<std::string>{"t", "three"},
@@ -81,11 +82,12 @@ TEST(FuseHardSwish, OnlyThePassMakesTheHardSwish) {
 }
 
 TEST(FuseHardSwish, OtherConstantsOrASecondReaderLeaveTheOps) {
-  std::vector<Case> cases(4);
+  std::vector<Case> cases(5);
   cases[0].add = 2.0f;
   cases[1].hi = 5.0f;
   cases[2].div = 7.0f;
   cases[3].clip_returned = true;
+  cases[4].rank5_three = true;  // HardSwish(x) would lose the broadcast's extra dimension
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(testing::Message() << "case " << i);
     const passes::Program p = compile_case(cases[i]);
