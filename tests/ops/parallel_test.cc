@@ -86,20 +86,33 @@ TEST(ParallelBlocks, InsideAnotherCallOneThreadDoesEverything) {
 
 TEST(ParallelBlocks, AStalledThreadsShareIsTaken) {
   if (std::min(thread_limit(), available_processors()) < 2) GTEST_SKIP() << "one thread only";
-  // The owner of the first unit sleeps in its first block; the other thread finishes its
-  // own share and then takes (nearly) all of the sleeper's.
+  // The first thread to run a block stalls in it until the other thread has done every
+  // other unit: the other must take the staller's share from its back. Waiting on the
+  // other thread's progress, not sleeping a fixed time, keeps this independent of how
+  // late the pool's worker wakes (under a loaded host it can start after the caller has
+  // finished its own share).
   std::mutex m;
   std::map<std::thread::id, int64_t> done;
-  std::atomic<bool> slept{false};
+  std::atomic<int64_t> total{0};
   parallel_blocks(160, 2, [&](int64_t begin, int64_t end) {
-    if (begin == 0 && !slept.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::lock_guard<std::mutex> lock(m);
-    done[std::this_thread::get_id()] += end - begin;
+    bool staller = false;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      staller = done.empty();
+      done[std::this_thread::get_id()] += end - begin;
+    }
+    total += end - begin;
+    if (!staller) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (total.load() < 160 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   });
+  ASSERT_EQ(total.load(), 160);
   ASSERT_EQ(done.size(), 2u);
   int64_t least = 160;
   for (const auto& [id, count] : done) least = std::min(least, count);
-  EXPECT_LE(least, 160 / 2 / kBlocksPerShare) << "the sleeper ran only its first block";
+  EXPECT_LE(least, 160 / 2 / kBlocksPerShare) << "the staller ran only its first block";
 }
 
 TEST(ParallelGrid, CoversEveryItemOnceAndSplitsSpatially) {
