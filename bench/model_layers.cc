@@ -24,6 +24,7 @@ const std::vector<ModelCase>& bench_models() {
       {"mobilenetv2_1.0_224.onnx", {1, 3, 224, 224}},
       {"squeezenet1.1.onnx", {1, 3, 224, 224}},
       {"ppocr_v4_det.onnx", {1, 3, 256, 384}},
+      {"resnet18.onnx", {1, 3, 224, 224}, true},
   };
   return models;
 }
@@ -64,7 +65,8 @@ std::vector<CompiledModel> compile_bench_models(const std::string& dir, int thre
   for (const ModelCase& m : bench_models()) {
     CompiledModel c{m, {}, nullptr};
     try {
-      c.graph = onnx::load_model_file(dir + "/" + m.file);
+      c.graph = onnx::load_model_file((m.cached ? std::string(TERN_SOURCE_DIR "/.cache/models")
+                                                : dir) + "/" + m.file);
     } catch (const Error& e) {
       fmt::print(stderr, "skipping {}: {}\n", m.file, e.what());
       continue;

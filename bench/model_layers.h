@@ -16,13 +16,16 @@
 
 namespace tern::bench {
 
-/// A model file of ../shared/models and its NCHW input shape.
+/// A model file of ../shared/models (or, when `cached`, of the repository's
+/// .cache/models, where bench/compare.py exports ResNet-18) and its NCHW input shape.
 struct ModelCase {
   const char* file;
   Shape shape;
+  bool cached = false;
 };
 
-/// The reference sizes of the shared models (RetinaFace at 320x320 and 640x640).
+/// The reference sizes of the shared models (RetinaFace at 320x320 and 640x640), and
+/// ResNet-18 at 224x224 once bench/compare.py has exported it.
 const std::vector<ModelCase>& bench_models();
 
 /// Options every layer benchmark takes: --threads N (ours, removed from argv before
@@ -49,8 +52,9 @@ struct CompiledModel {
   std::shared_ptr<passes::Program> program;
 };
 
-/// bench_models() found in `dir`, each compiled for `threads` threads; a model that fails
-/// to load is skipped with a message on stderr.
+/// bench_models() found in `dir` (cached ones in the repository's .cache/models), each
+/// compiled for `threads` threads; a model that fails to load is skipped with a message on
+/// stderr.
 std::vector<CompiledModel> compile_bench_models(const std::string& dir, int threads);
 
 /// The attribute `name` of n as text: its int, its string, or its ints joined by "x"; ""
