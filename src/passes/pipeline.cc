@@ -14,6 +14,7 @@ const Pass& eliminate_dead_pass();
 const Pass& lower_conv_transpose_pass();
 const Pass& fuse_hard_swish_pass();
 const Pass& fold_batch_norm_pass();
+const Pass& merge_sibling_convs_pass();
 const Pass& fuse_epilogue_pass();
 const Pass& assign_layout_pass();
 const Pass& pack_weights_pass();
@@ -33,6 +34,8 @@ const Pass& plan_memory_pass();
 //   folding, which would otherwise merge its Div into the scale after it;
 // - BatchNormalization folds into its Conv before the epilogue fusion absorbs the ReLU
 //   after it (Conv+BN+ReLU -> one FusedConv, the paper's first optimisation);
+// - sibling Convs merge after the folding (which makes their weights final) and before
+//   the fusions, which would make them FusedConvs the merge does not match;
 // - the layout is assigned on the fused graph (fewer nodes to convert), and weights are
 //   packed for the layout each kernel then runs in; each conv's kernel is chosen on the
 //   final layouts and packed weights (select-algorithm);
@@ -43,7 +46,7 @@ const std::vector<const Pass*>& all_passes() {
   static const std::vector<const Pass*> passes = {
       &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
       &lower_conv_transpose_pass(), &fuse_hard_swish_pass(),
-      &fold_batch_norm_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
+      &fold_batch_norm_pass(), &merge_sibling_convs_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
       &pack_weights_pass(),    &select_algorithm_pass(),   &fuse_transpose_pass(),
       &in_place_pass(),        &concat_slices_pass(),      &plan_memory_pass(),
   };
