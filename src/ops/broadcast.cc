@@ -64,6 +64,7 @@ BroadcastIterator::BroadcastIterator(std::span<const StridedOperand> operands) {
   int rank = 0;
   numel_ = 1;
   for (int d = 0; d < out_rank; ++d) numel_ *= out.shape[d];
+  planes_ = out_rank >= 3 ? out.shape[0] * out.shape[1] : 1;
   for (int k = 0; k < num_operands_; ++k) {
     const auto& op = operands[k];
     const int r = static_cast<int>(op.shape.size());

@@ -105,10 +105,18 @@ class BroadcastIterator {
   template <typename Fn>
   void for_each_rows(int64_t begin, int64_t end, Fn&& fn) const;
 
-  /// for_each(0, numel()) split into contiguous chunks, one per thread (parallel_ranges),
-  /// using at most `num_threads` threads and at least `grain` elements per thread.
+  /// for_each(0, numel()) on at most `num_threads` threads, at least `grain` elements per
+  /// thread. An output of rank >= 3 is split spatially: its planes (dims 0 and 1, image
+  /// and channel or channel block: [N, C, H, W] or NCHWc's [N, C/c, H, W, c]) are each cut
+  /// into the same contiguous fractions, thread t taking fraction t of every plane (the
+  /// rows the convolutions' split(H) gives thread t, ops/parallel.h: each thread reads what
+  /// it wrote in the layer before, from its own core's caches); other outputs, and planes
+  /// of fewer than kMinPlaneShare elements per thread, in contiguous chunks of the whole.
   template <typename Fn>
   void parallel_for_each(int num_threads, Fn&& fn, int64_t grain = kDefaultGrain) const;
+
+  /// Elements of a plane per thread below which parallel_for_each splits the whole instead.
+  static constexpr int64_t kMinPlaneShare = 256;
 
  private:
   using Index = std::array<int64_t, kMaxDims>;
@@ -137,6 +145,7 @@ class BroadcastIterator {
   int num_operands_ = 0;
   int rank_ = 1;
   int64_t numel_ = 0;
+  int64_t planes_ = 1;  // the output's dims 0 and 1 when its rank is >= 3 (else 1)
   std::array<char*, kMaxOperands> data_{};
   std::array<int64_t, kMaxDims> shape_{};
   /// byte_stride_[k][d]: bytes operand k moves when dim d advances by one.
@@ -205,6 +214,14 @@ void BroadcastIterator::parallel_for_each(int num_threads, Fn&& fn, int64_t grai
   const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
   if (chunks <= 1) {
     for_each(0, total, fn);
+    return;
+  }
+  const int64_t plane = total / planes_;
+  if (planes_ > 1 && plane / chunks >= kMinPlaneShare) {
+    parallel_run(chunks, [&](int64_t t, int64_t nt) {
+      const int64_t begin = plane * t / nt, end = plane * (t + 1) / nt;
+      for (int64_t p = 0; p < planes_; ++p) for_each(p * plane + begin, p * plane + end, fn);
+    });
     return;
   }
   parallel_ranges(total, chunks, [&](int64_t begin, int64_t end) { for_each(begin, end, fn); });

@@ -129,8 +129,14 @@ class ResizeOp : public Op {
         p.inner = in[rank - 1];
       }
       const int64_t rows = shape_numel(pl.out) / (pl.out[p.rank - 1] * p.inner);
-      parallel_ranges(rows, ctx.num_threads, [&](int64_t begin, int64_t end) {
-        kernels::ref::f32_resize_nearest(p, xd, yd, begin, end);
+      // Rows of [N, C(/c), H]: each thread takes the same band of H in every plane, the
+      // rows the convolutions around it give that thread (ops/parallel.h).
+      const int64_t height = p.rank >= 3 ? pl.out[p.rank - 2] : rows;
+      const int64_t planes = rows / std::max<int64_t>(height, 1);
+      parallel_ranges(height, ctx.num_threads, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = 0; plane < planes; ++plane) {
+          kernels::ref::f32_resize_nearest(p, xd, yd, plane * height + begin, plane * height + end);
+        }
       });
       return;
     }

@@ -157,9 +157,13 @@ TEST(ResizeOp, Opset10AndUpsample) {
 TEST(ResizeOp, NearestResizesChannelsAndThreadsAgree) {
   const Tensor x = Tensor::from_vector(test::random_floats(2 * 3 * 5 * 7, 4), {2, 3, 5, 7});
   const Tensor a = run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 2, 2, 0.5f})}, 13, 1, 1)[0];
-  const Tensor b = run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 2, 2, 0.5f})}, 13, 1, 2)[0];
   EXPECT_EQ(a.shape(), (Shape{2, 6, 10, 3}));
-  EXPECT_EQ(a.to_float_vector(), b.to_float_vector());
+  // Threads take bands of the 10 output rows of every plane (3 threads: 3, 3 and 4 rows).
+  for (int threads : {2, 3, 11}) {
+    const Tensor b =
+        run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 2, 2, 0.5f})}, 13, 1, threads)[0];
+    EXPECT_EQ(a.to_float_vector(), b.to_float_vector()) << threads << " threads";
+  }
   // half_pixel, round_prefer_floor: channel c' reads (c' + 0.5) / 2 - 0.5 -> 0 0 1 1 2 2.
   EXPECT_EQ(a.slice(1, 3, 4).contiguous().to_float_vector(),
             run_op("Resize", AttrMap(),
@@ -173,6 +177,12 @@ TEST(ResizeOp, NearestWithUnresizedLastDimCopiesRuns) {
   const Tensor x = Tensor::from_vector(test::random_floats(2 * 5 * 7 * 3, 5), {1, 2, 5, 7, 3});
   const Tensor y = run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 1, 2, 2, 1})})[0];
   ASSERT_EQ(y.shape(), (Shape{1, 2, 10, 14, 3}));
+  for (int threads : {2, 3}) {
+    EXPECT_EQ(run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 1, 2, 2, 1})}, 13, 1,
+                     threads)[0].to_float_vector(),
+              y.to_float_vector())
+        << threads << " threads";
+  }
   for (int64_t lane = 0; lane < 3; ++lane) {
     const Tensor plane = x.slice(4, lane, lane + 1).contiguous().reshape({1, 2, 5, 7});
     const Tensor want = run_op("Resize", AttrMap(), {plane, Tensor(), scales({1, 1, 2, 2})})[0];
