@@ -132,7 +132,11 @@ class MergeSiblingConvs final : public NodeRule {
     }
     const int64_t total = static_cast<int64_t>(b.size());
     ws[0] = total;
-    const std::string name = p.graph.nodes[n].name;
+    // The merged node is named after all of its members ("a+b+c"), so that profiles and
+    // `tern inspect` show what it computes.
+    std::string name = p.graph.nodes[n].name;
+    for (size_t i = 1; i < group.size(); ++i) name += "+" + p.graph.nodes[group[i]].name;
+    p.graph.nodes[n].name = unique_node_name(p, name);
     const int w_id = add_constant(p, fmt::format("{}_merged_w", name), w, ws);
     const int b_id = add_constant(p, fmt::format("{}_merged_b", name), b, {total});
     const int y = p.add_value(fmt::format("{}_merged", name), std::nullopt);

@@ -3,6 +3,8 @@
 // then puts into the conv) and a Split; left alone when the geometry, the perm or the
 // readers differ. Results agree with the unmerged convs within rounding, at opset 11
 // (Split's sizes as an attribute) and 13 (as an input).
+#include <algorithm>
+
 #include "toy_model_util.h"
 
 namespace tern::test {
@@ -64,6 +66,9 @@ TEST(MergeSiblingConvs, HeadsBecomeOneConvAndASplit) {
     EXPECT_EQ(convs(p), 1);
     EXPECT_EQ(count_ops(p, "Split"), 1);
     EXPECT_EQ(count_ops(p, "Transpose"), 0) << "fuse-transpose makes the merged conv write NHWC";
+    EXPECT_TRUE(std::any_of(p.graph.nodes.begin(), p.graph.nodes.end(),
+                            [](const ir::Node& n) { return n.name == "conv0+conv1+conv2"; }))
+        << "the merged conv is named after its members";
     expect_same_results(heads, opset);
   }
 }
