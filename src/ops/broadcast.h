@@ -108,10 +108,12 @@ class BroadcastIterator {
   /// for_each(0, numel()) on at most `num_threads` threads, at least `grain` elements per
   /// thread. An output of rank >= 3 is split spatially: its planes (dims 0 and 1, image
   /// and channel or channel block: [N, C, H, W] or NCHWc's [N, C/c, H, W, c]) are each cut
-  /// into the same contiguous fractions, thread t taking fraction t of every plane (the
-  /// rows the convolutions' split(H) gives thread t, ops/parallel.h: each thread reads what
-  /// it wrote in the layer before, from its own core's caches); other outputs, and planes
-  /// of fewer than kMinPlaneShare elements per thread, in contiguous chunks of the whole.
+  /// into the same contiguous fractions (cut at multiples of 16 elements, so that bands
+  /// share no cache line when the plane's size is such a multiple), thread t taking
+  /// fraction t of every plane: for one image, about the rows the convolutions' split(H)
+  /// gives thread t (ops/parallel.h), so each thread mostly reads what it wrote in the
+  /// layer before, from its own core's caches. Other outputs, and planes of fewer than
+  /// kMinPlaneShare elements per thread, go in contiguous chunks of the whole.
   template <typename Fn>
   void parallel_for_each(int num_threads, Fn&& fn, int64_t grain = kDefaultGrain) const;
 
@@ -219,7 +221,8 @@ void BroadcastIterator::parallel_for_each(int num_threads, Fn&& fn, int64_t grai
   const int64_t plane = total / planes_;
   if (planes_ > 1 && plane / chunks >= kMinPlaneShare) {
     parallel_run(chunks, [&](int64_t t, int64_t nt) {
-      const int64_t begin = plane * t / nt, end = plane * (t + 1) / nt;
+      const auto cut = [&](int64_t k) { return k >= nt ? plane : plane * k / nt / 16 * 16; };
+      const int64_t begin = cut(t), end = cut(t + 1);
       for (int64_t p = 0; p < planes_; ++p) for_each(p * plane + begin, p * plane + end, fn);
     });
     return;

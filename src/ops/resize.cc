@@ -129,8 +129,9 @@ class ResizeOp : public Op {
         p.inner = in[rank - 1];
       }
       const int64_t rows = shape_numel(pl.out) / (pl.out[p.rank - 1] * p.inner);
-      // Rows of [N, C(/c), H]: each thread takes the same band of H in every plane, the
-      // rows the convolutions around it give that thread (ops/parallel.h).
+      // Rows of [N, C(/c), H] (of [N, C] when W is not resized either): each thread takes
+      // the same band of the last row dim in every plane, for an image about the rows the
+      // convolutions around it give that thread (ops/parallel.h).
       const int64_t height = p.rank >= 3 ? pl.out[p.rank - 2] : rows;
       const int64_t planes = rows / std::max<int64_t>(height, 1);
       parallel_ranges(height, ctx.num_threads, [&](int64_t begin, int64_t end) {

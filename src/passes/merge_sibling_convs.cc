@@ -1,20 +1,24 @@
-// merge-sibling-convs: Convs that read the same input with the same geometry, each
-// followed by the same Transpose, become one Conv over their weights stacked along the
-// output channels, one Transpose and a Split of its output along the channel axis. The
-// detection heads of RetinaFace (class, box and landmark: 4, 8 and 20 output channels of
-// one 64-channel feature map per level) end in Conv -> Transpose(0, 2, 3, 1) -> Reshape:
-// narrower than a SIMD block (16 floats on AVX-512), each used a quarter to two thirds of
-// the lanes and read the feature map once; merged, the 32 channels fill two blocks and
-// the map is read once. fuse-transpose then makes the merged conv write NHWC, so the
-// Split cuts contiguous rows of the NHWC output. The same arithmetic per output channel
-// (only the kernel's tiling may differ).
+// merge-sibling-convs: 1x1 Convs that read the same input with the same strides and pads,
+// each followed by the same Transpose, become one Conv over their weights stacked along
+// the output channels, one Transpose and a Split of its output along the channel axis.
+// The detection heads of RetinaFace (class, box and landmark: 4, 8 and 20 output channels
+// of one 64-channel feature map per level) end in Conv -> Transpose(0, 2, 3, 1) ->
+// Reshape: narrower than a SIMD block (16 floats on AVX-512), each used a quarter to two
+// thirds of the lanes and read the feature map once; merged, the 32 channels fill two
+// blocks and the map is read once. fuse-transpose then makes the merged conv write NHWC,
+// so the Split cuts contiguous rows of the NHWC output. Each output channel is the same
+// sum as before (only the kernel's tiling, and so the rounding, may differ).
+//
+// 1x1 only: merged 3x3 heads (UltraFace's 6 + 12 channels, FD-1MB's 12 + 6 + 30) would
+// reach winograd's channel threshold, whose kernel cannot write NHWC, so the Transpose
+// would stay a copy of its own.
 //
 // Matched at the first Conv (in execution order) of a group; legal when every member:
-// is an ONNX Conv with group 1 and explicit padding (auto_pad NOTSET), equal strides,
-// pads, dilations and kernel shape, reading the same X as its first input; has float32
-// constant weights (and bias, when present) and a known float32 output of rank 4 that is
-// read only by a Transpose (and is not a graph output) whose perm keeps the batch axis
-// first and is the same for all. At least two members.
+// is an ONNX Conv with a 1x1 kernel, group 1 and explicit padding (auto_pad NOTSET),
+// the same strides, pads and dilations (missing = the ONNX defaults), reading the same X
+// as its first input; has float32 constant weights (and bias, when present) and a known
+// float32 output of rank 4 that is read only by a Transpose (and is not a graph output)
+// whose perm keeps the batch axis first and is the same for all. At least two members.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -22,15 +26,17 @@
 namespace tern::passes {
 namespace {
 
-// The geometry attributes two merged Convs must share (missing = the ONNX default).
+// Attribute `name` of 2-D conv `n` as ints, or `def` when it has none.
+std::vector<int64_t> ints_or(const ir::Node& n, const char* name, std::vector<int64_t> def) {
+  auto it = n.attrs.find(name);
+  return it == n.attrs.end() ? def : it->second.ints;
+}
+
+// The geometry two merged 2-D Convs must share, missing attributes as the ONNX defaults.
 bool same_geometry(const ir::Node& a, const ir::Node& b) {
-  for (const char* name : {"strides", "pads", "dilations", "kernel_shape"}) {
-    auto ia = a.attrs.find(name), ib = b.attrs.find(name);
-    const std::vector<int64_t> va = ia == a.attrs.end() ? std::vector<int64_t>{} : ia->second.ints;
-    const std::vector<int64_t> vb = ib == b.attrs.end() ? std::vector<int64_t>{} : ib->second.ints;
-    if (va != vb) return false;
-  }
-  return true;
+  return ints_or(a, "strides", {1, 1}) == ints_or(b, "strides", {1, 1}) &&
+         ints_or(a, "pads", {0, 0, 0, 0}) == ints_or(b, "pads", {0, 0, 0, 0}) &&
+         ints_or(a, "dilations", {1, 1}) == ints_or(b, "dilations", {1, 1});
 }
 
 // The Transpose reading Conv `n`'s output when `n` may join a group, else -1.
@@ -43,7 +49,8 @@ int mergeable(const Program& p, int n) {
     return -1;
   }
   const Tensor* w = float_constant(p, conv.inputs[1]);
-  if (!w || w->rank() != 4) return -1;
+  if (!w || w->rank() != 4 || w->dim(2) != 1 || w->dim(3) != 1) return -1;
+  if (ints_or(conv, "kernel_shape", {1, 1}) != std::vector<int64_t>{1, 1}) return -1;
   if (conv.inputs.size() == 3 && conv.inputs[2] >= 0) {
     const Tensor* b = float_constant(p, conv.inputs[2]);
     if (!b || b->rank() != 1 || b->dim(0) != w->dim(0)) return -1;
@@ -80,11 +87,11 @@ std::vector<int> group_at(const Program& p, int n) {
     if (std::find(group.begin(), group.end(), m) != group.end()) continue;
     const int tm = mergeable(p, m);
     if (tm < 0 || p.graph.nodes[m].inputs[0] != conv.inputs[0]) continue;
-    if (rank[m] < rank[n]) return {};  // n is not the group's first
     const ir::Node& other = p.graph.nodes[m];
     const Tensor& wm = *float_constant(p, other.inputs[1]);
-    if (wm.dim(1) != w.dim(1) || wm.dim(2) != w.dim(2) || wm.dim(3) != w.dim(3)) continue;
+    if (wm.dim(1) != w.dim(1)) continue;
     if (!same_geometry(conv, other) || p.graph.nodes[tm].attrs.at("perm").ints != perm) continue;
+    if (rank[m] < rank[n]) return {};  // n is not the group's first
     group.push_back(m);
   }
   std::sort(group.begin(), group.end(), [&](int a, int b) { return rank[a] < rank[b]; });

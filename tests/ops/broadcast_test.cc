@@ -328,27 +328,38 @@ TEST(BroadcastIterator, NonBroadcastableOperandIsShapeError) {
 }
 
 TEST(BroadcastIterator, ParallelSplitTakesTheSameBandOfEveryPlane) {
-  // [2, 3, 20, 30]: 6 planes of 600 elements; with 2 threads each takes 300 of every plane
-  // (>= kMinPlaneShare), thread t the same band of each. With 3 threads, 200 per plane is
-  // below kMinPlaneShare: contiguous chunks of the whole. Values are checked either way.
+  // [2, 3, 20, 30]: 6 planes of 600 elements; with 2 threads each takes about 300 of
+  // every plane (>= kMinPlaneShare), thread t the same band of each. With 3 threads, 200
+  // per plane is below kMinPlaneShare: contiguous chunks of the whole. Values are checked
+  // either way.
   const Tensor a = small_ints({2, 3, 20, 30}, 21);
   for (const Shape& sb : {Shape{3, 1, 1}, Shape{30}, Shape{2, 3, 20, 30}}) {
     const Tensor b = small_ints(sb, 22);
     for (int threads : {2, 3}) check_pair(a, b, threads, /*grain=*/1);
   }
-  Tensor out = Tensor::empty(DType::kFloat32, {2, 3, 20, 30});
-  const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(a)};
-  std::vector<std::thread::id> owner(static_cast<size_t>(out.numel()));
-  float* base = out.data<float>();
-  it.parallel_for_each(
-      2,
-      [&](char* const* p, const int64_t*, int64_t n) {
-        const int64_t first = reinterpret_cast<float*>(p[0]) - base;
-        for (int64_t i = 0; i < n; ++i) owner[static_cast<size_t>(first + i)] = std::this_thread::get_id();
-      },
-      /*grain=*/1);
-  for (size_t i = 0; i < owner.size(); ++i) {
-    ASSERT_EQ(owner[i], owner[i % 600]) << "element " << i % 600 << " of plane " << i / 600;
+  check_pair(small_ints({1, 4, 10, 10, 16}, 23), small_ints({1, 4, 1, 1, 16}, 24), 2, 1);
+  // NCHWc, a rank-3 output and NCHW: the owner of each element is the owner of the same
+  // position in plane 0.
+  for (const Shape& shape : {Shape{1, 4, 10, 10, 16}, Shape{1, 3, 700}, Shape{2, 3, 20, 30}}) {
+    SCOPED_TRACE(shape_str(shape));
+    Tensor out = Tensor::empty(DType::kFloat32, shape);
+    const Tensor x = small_ints(shape, 25);
+    const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(x)};
+    const size_t plane = static_cast<size_t>(shape[2] * out.numel() / (shape[0] * shape[1] * shape[2]));
+    std::vector<std::thread::id> owner(static_cast<size_t>(out.numel()));
+    float* base = out.data<float>();
+    it.parallel_for_each(
+        2,
+        [&](char* const* p, const int64_t*, int64_t n) {
+          const int64_t first = reinterpret_cast<float*>(p[0]) - base;
+          for (int64_t i = 0; i < n; ++i) {
+            owner[static_cast<size_t>(first + i)] = std::this_thread::get_id();
+          }
+        },
+        /*grain=*/1);
+    for (size_t i = 0; i < owner.size(); ++i) {
+      ASSERT_EQ(owner[i], owner[i % plane]) << "element " << i % plane << " of plane " << i / plane;
+    }
   }
 }
 

@@ -158,7 +158,8 @@ TEST(ResizeOp, NearestResizesChannelsAndThreadsAgree) {
   const Tensor x = Tensor::from_vector(test::random_floats(2 * 3 * 5 * 7, 4), {2, 3, 5, 7});
   const Tensor a = run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 2, 2, 0.5f})}, 13, 1, 1)[0];
   EXPECT_EQ(a.shape(), (Shape{2, 6, 10, 3}));
-  // Threads take bands of the 10 output rows of every plane (3 threads: 3, 3 and 4 rows).
+  // Threads take bands of the 10 output rows of every plane (as many threads as the host
+  // has, at most the number asked).
   for (int threads : {2, 3, 11}) {
     const Tensor b =
         run_op("Resize", AttrMap(), {x, Tensor(), scales({1, 2, 2, 0.5f})}, 13, 1, threads)[0];

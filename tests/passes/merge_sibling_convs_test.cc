@@ -1,8 +1,8 @@
-// merge-sibling-convs: Convs of one input with the same geometry, each followed by the same
-// Transpose (RetinaFace's heads), become one Conv, one Transpose (which fuse-transpose
-// then puts into the conv) and a Split; left alone when the geometry, the perm or the
-// readers differ. Results agree with the unmerged convs within rounding, at opset 11
-// (Split's sizes as an attribute) and 13 (as an input).
+// merge-sibling-convs: 1x1 Convs of one input with the same geometry, each followed by the
+// same Transpose (RetinaFace's heads), become one Conv, one Transpose (which
+// fuse-transpose then puts into the conv) and a Split; left alone when the kernel is not
+// 1x1 or the geometry, the perm or the readers differ. Results agree with the unmerged
+// convs within rounding, at opset 11 (Split's sizes as an attribute) and 13 (as an input).
 #include <algorithm>
 
 #include "toy_model_util.h"
@@ -19,6 +19,7 @@ struct Head {
   int64_t stride = 1;
   std::vector<int64_t> perm = {0, 2, 3, 1};
   bool second_reader = false;  // the conv's output is also a graph output
+  bool default_attrs = false;  // no pads and strides attributes (the defaults: 0 and 1)
 };
 
 ModelBuilder model(const std::vector<Head>& heads, int opset = 13) {
@@ -37,9 +38,11 @@ ModelBuilder model(const std::vector<Head>& heads, int opset = 13) {
       ins.push_back("b" + id);
     }
     auto* conv = m.node("Conv", ins, {"c" + id}, "conv" + id);
-    const int64_t pad = h.kernel / 2;
-    set_ints(conv, "pads", {pad, pad, pad, pad});
-    set_ints(conv, "strides", {h.stride, h.stride});
+    if (!h.default_attrs) {
+      const int64_t pad = h.kernel / 2;
+      set_ints(conv, "pads", {pad, pad, pad, pad});
+      set_ints(conv, "strides", {h.stride, h.stride});
+    }
     set_ints(m.node("Transpose", {"c" + id}, {"t" + id}, "transpose" + id), "perm", h.perm);
     int64_initializer(m, "shape" + id, {3}, {1, -1, h.out});
     m.node("Reshape", {"t" + id, "shape" + id}, {"y" + id}, "reshape" + id);
@@ -74,12 +77,33 @@ TEST(MergeSiblingConvs, HeadsBecomeOneConvAndASplit) {
 }
 
 TEST(MergeSiblingConvs, AnyCommonGeometryAndPermMerges) {
-  Head a{5, true, 3, 2, {0, 3, 1, 2}};
-  Head b{7, false, 3, 2, {0, 3, 1, 2}};
+  Head a{5, true, 1, 2, {0, 3, 1, 2}};
+  Head b{7, false, 1, 2, {0, 3, 1, 2}};
   const passes::Program p = compile_heads({a, b});
   EXPECT_EQ(convs(p), 1);
   EXPECT_EQ(count_ops(p, "Split"), 1);
   expect_same_results({a, b});
+}
+
+TEST(MergeSiblingConvs, MissingAttributesEqualTheirExplicitDefaults) {
+  std::vector<Head> heads(2);
+  heads[0].default_attrs = true;  // vs pads 0 0 0 0 and strides 1 1 written out
+  const passes::Program p = compile_heads(heads);
+  EXPECT_EQ(convs(p), 1);
+  expect_same_results(heads);
+}
+
+TEST(MergeSiblingConvs, KernelsLargerThan1x1StayApart) {
+  // Merged 3x3 heads could reach winograd's channel threshold, whose output cannot take
+  // the Transpose: each stays a direct conv writing NHWC itself.
+  std::vector<Head> heads(2);
+  heads[0].kernel = heads[1].kernel = 3;
+  heads[1].out = 12;
+  const passes::Program p = compile_heads(heads);
+  EXPECT_EQ(convs(p), 2);
+  EXPECT_EQ(count_ops(p, "Split"), 0);
+  EXPECT_EQ(count_ops(p, "Transpose"), 0);
+  expect_same_results(heads);
 }
 
 TEST(MergeSiblingConvs, OnlyThePassMerges) {
@@ -106,14 +130,22 @@ TEST(MergeSiblingConvs, DifferentGeometryPermOrReadersStayApart) {
 }
 
 TEST(MergeSiblingConvs, TheMatchingSubsetMerges) {
-  // The second head has another stride: the first and third merge, it stays.
-  std::vector<Head> heads(3);
-  heads[1].stride = 2;
-  heads[2].out = 6;
-  const passes::Program p = compile_heads(heads);
-  EXPECT_EQ(convs(p), 2);
-  EXPECT_EQ(count_ops(p, "Split"), 1);
-  expect_same_results(heads);
+  // One head has another stride, perm or kernel, first or in the middle: the other two
+  // merge, it stays.
+  for (int odd : {0, 1}) {
+    for (int what = 0; what < 3; ++what) {
+      SCOPED_TRACE(testing::Message() << "odd head " << odd << ", difference " << what);
+      std::vector<Head> heads(3);
+      heads[2].out = 6;
+      if (what == 0) heads[odd].stride = 2;
+      if (what == 1) heads[odd].perm = {0, 3, 2, 1};
+      if (what == 2) heads[odd].kernel = 3;
+      const passes::Program p = compile_heads(heads);
+      EXPECT_EQ(convs(p), 2);
+      EXPECT_EQ(count_ops(p, "Split"), 1);
+      expect_same_results(heads);
+    }
+  }
 }
 
 }  // namespace
