@@ -102,8 +102,8 @@ class MergeSiblingConvs final : public NodeRule {
  public:
   const char* name() const override { return "merge-sibling-convs"; }
   const char* summary() const override {
-    return "Convs of one input, each followed by the same Transpose, become one Conv, one "
-           "Transpose and a Split";
+    return "1x1 Convs of one input, each followed by the same Transpose, become one Conv, "
+           "one Transpose and a Split";
   }
 
  protected:
@@ -117,6 +117,7 @@ class MergeSiblingConvs final : public NodeRule {
     std::vector<float> w, b;
     std::vector<int64_t> sizes;
     std::vector<int> outs;  // the Transposes' outputs, which the Split writes
+    int t = -1;             // n's Transpose, which the merged conv keeps
     Shape ws;
     for (int m : group) {
       const ir::Node& conv = p.graph.nodes[m];
@@ -132,10 +133,14 @@ class MergeSiblingConvs final : public NodeRule {
       }
       ws = wm.shape();
       sizes.push_back(count);
-      const int t = sole_consumer(p, conv.outputs[0]);
-      outs.push_back(p.graph.nodes[t].outputs[0]);
+      const int tm = sole_consumer(p, conv.outputs[0]);
+      outs.push_back(p.graph.nodes[tm].outputs[0]);
       p.graph.values[conv.outputs[0]].producer = -1;
-      if (m != n) dead[m] = dead[t] = true;
+      if (m == n) {
+        t = tm;
+      } else {
+        dead[m] = dead[tm] = true;
+      }
     }
     const int64_t total = static_cast<int64_t>(b.size());
     ws[0] = total;
@@ -149,7 +154,6 @@ class MergeSiblingConvs final : public NodeRule {
     const int y = p.add_value(fmt::format("{}_merged", name), std::nullopt);
     const int yt = p.add_value(fmt::format("{}_merged_transposed", name), std::nullopt);
 
-    const int t = sole_consumer(p, p.graph.nodes[n].outputs[0]);
     ir::Node& conv = p.graph.nodes[n];
     conv.inputs = {conv.inputs[0], w_id, b_id};
     conv.outputs = {y};
