@@ -164,5 +164,40 @@ TEST(DirectConv, OneByOneWithTrailingPadding) {
   });
 }
 
+// A pointwise layer's flattened image is cut into segments of up to 96 pixels, shorter
+// ones (whole 12-pixel tiles) when that leaves fewer than 16 spatial units, so that
+// parallel_grid still splits a 20x20 layer by region (ops/parallel.h) and not by
+// output-channel chunks. The values are checked at each size, with tails.
+TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    struct Size {
+      int64_t h, w, inner;
+    };
+    // 20x20 = 400 pixels: segments of 24, 17 units; 40x40: of 96, 17; 10x10: of 12 (the
+    // shortest), 9; 13x13 = 169: of 12, 15; a 5x7 direct 3x3 keeps one segment per row.
+    for (const Size& s : {Size{20, 20, 17}, Size{40, 40, 17}, Size{10, 10, 9}, Size{13, 13, 15}}) {
+      NchwcConvCase t;
+      t.c_in = 2 * c;
+      t.c_out = 4 * c + 1;
+      t.h = s.h;
+      t.w = s.w;
+      t.k = 1;
+      t.pad = 0;
+      const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+      EXPECT_EQ(kernels::direct_conv_work(p).inner, s.inner) << t.str();
+      run_direct(t, c, 950 + static_cast<uint32_t>(s.h));
+    }
+    NchwcConvCase t;
+    t.c_in = c;
+    t.c_out = c;
+    t.h = 5;
+    t.w = 7;
+    t.k = 3;
+    t.pad = 1;
+    EXPECT_EQ(kernels::direct_conv_work(test::nchwc_conv_params(t, c)).inner, 5) << t.str();
+  });
+}
+
 }  // namespace
 }  // namespace tern
