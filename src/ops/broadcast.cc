@@ -1,8 +1,10 @@
 #include "ops/broadcast.h"
-#include "ops/parallel.h"
+
+#include <vector>
 
 #include "base/check.h"
 #include "kernels/reference/elementwise.h"
+#include "ops/parallel.h"
 
 namespace tern::ops {
 
@@ -135,29 +137,48 @@ BroadcastIterator::BroadcastIterator(std::span<const StridedOperand> operands) {
 }
 
 void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_threads) {
-  TERN_CHECK(dst.elem_size == src.elem_size, InvalidArgument,
-             "copy_strided: element sizes differ ({} and {} bytes)", dst.elem_size,
-             src.elem_size);
-  const BroadcastIterator it{dst, src};
-  const int es = dst.elem_size;
-  if (it.rank() == 1 || it.inner_size() >= kShortRun) {
-    it.parallel_for_each(num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-    });
-    return;
+  copy_strided_parts(std::span(&dst, 1), std::span(&src, 1), num_threads);
+}
+
+void copy_strided_parts(std::span<const StridedOperand> dsts, std::span<const StridedOperand> srcs,
+                        int num_threads) {
+  TERN_CHECK(dsts.size() == srcs.size(), InvalidArgument,
+             "copy_strided_parts: {} destinations but {} sources", dsts.size(), srcs.size());
+  std::vector<BroadcastIterator> its;
+  its.reserve(dsts.size());
+  int64_t total = 0;
+  for (size_t k = 0; k < dsts.size(); ++k) {
+    TERN_CHECK(dsts[k].elem_size == srcs[k].elem_size, InvalidArgument,
+               "copy_strided: element sizes differ ({} and {} bytes)", dsts[k].elem_size,
+               srcs[k].elem_size);
+    total += its.emplace_back(BroadcastIterator{dsts[k], srcs[k]}).numel();
   }
-  const int64_t runs = it.num_runs();
-  const int64_t by_grain = std::max<int64_t>(1, it.numel() / BroadcastIterator::kDefaultGrain);
-  const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
-  auto rows = [&](char* const* p, const int64_t* s, int64_t n, const int64_t* rb, int64_t m) {
-    kernels::ref::copy_rows(m, n, es, p[1], s[1], rb[1], p[0], s[0], rb[0]);
+  // Thread t's share of pair k.
+  auto share = [&](size_t k, int64_t t, int64_t nt) {
+    const BroadcastIterator& it = its[k];
+    const int es = dsts[k].elem_size;
+    if (it.rank() == 1 || it.inner_size() >= kShortRun) {
+      it.for_each_share(t, nt, [&](char* const* p, const int64_t* s, int64_t n) {
+        kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
+      });
+      return;
+    }
+    const int64_t runs = it.num_runs();
+    it.for_each_rows(
+        runs * t / nt, runs * (t + 1) / nt,
+        [&](char* const* p, const int64_t* s, int64_t n, const int64_t* rb, int64_t m) {
+          kernels::ref::copy_rows(m, n, es, p[1], s[1], rb[1], p[0], s[0], rb[0]);
+        });
   };
+  const int64_t by_grain = std::max<int64_t>(1, total / BroadcastIterator::kDefaultGrain);
+  const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
   if (chunks <= 1) {
-    it.for_each_rows(0, runs, rows);
+    for (size_t k = 0; k < its.size(); ++k) share(k, 0, 1);
     return;
   }
-  parallel_ranges(runs, chunks,
-                  [&](int64_t begin, int64_t end) { it.for_each_rows(begin, end, rows); });
+  parallel_run(chunks, [&](int64_t t, int64_t nt) {
+    for (size_t k = 0; k < its.size(); ++k) share(k, t, nt);
+  });
 }
 
 }  // namespace tern::ops

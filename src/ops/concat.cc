@@ -1,6 +1,9 @@
 // Concat: joins 1..N inputs of equal rank and dtype along `axis` (negative counts from the
 // end); every other dim must match. Any dtype; inputs may be strided and may have size 0
 // along the axis. Source: ONNX Concat-13.
+#include <utility>
+#include <vector>
+
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
@@ -45,16 +48,24 @@ class ConcatOp final : public Op {
     Tensor& y = outputs[0];
     if (!y.defined()) return;
     const int axis = normalize_axis(axis_, y.rank(), where());
+    // The inputs not already in place, copied in one parallel region (copy_strided_parts:
+    // thread t copies the same fraction of every input, the pixels it wrote).
+    std::vector<Tensor> dsts;
+    std::vector<StridedOperand> dst_ops, src_ops;
+    dsts.reserve(inputs.size());
     int64_t offset = 0;
     for (const Tensor& x : inputs) {
       const int64_t len = x.dim(axis);
       if (len == 0) continue;
-      const Tensor dst = y.slice(axis, offset, offset + len);
+      Tensor dst = y.slice(axis, offset, offset + len);
       offset += len;
       // Already there: the plan had its producer write into this slice (concat-slices).
       if (dst.raw_data() == x.raw_data() && dst.is_contiguous() && x.is_contiguous()) continue;
-      copy_strided(StridedOperand::of(dst), StridedOperand::of(x), ctx.num_threads);
+      dsts.push_back(std::move(dst));
+      dst_ops.push_back(StridedOperand::of(dsts.back()));
+      src_ops.push_back(StridedOperand::of(x));
     }
+    copy_strided_parts(dst_ops, src_ops, ctx.num_threads);
   }
 
  private:

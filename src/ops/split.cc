@@ -3,6 +3,7 @@
 // output, when `split` is absent (the axis size must then divide evenly). Any dtype.
 // Source: ONNX Split-13 (Split-2 / Split-11 for the attribute form).
 #include <numeric>
+#include <vector>
 
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
@@ -69,15 +70,21 @@ class SplitOp final : public Op {
     const Tensor& x = inputs[0];
     const int axis = normalize_axis(axis_, x.rank(), where());
     const std::vector<TensorType> types = infer(infer_inputs_from(inputs));
+    // Every part in one parallel region (copy_strided_parts: same pixels per thread).
+    std::vector<Tensor> srcs;
+    std::vector<StridedOperand> src_ops, dst_ops;
+    srcs.reserve(types.size());
     int64_t offset = 0;
     for (size_t k = 0; k < types.size(); ++k) {
       const int64_t len = types[k].shape[axis];
       if (k < outputs.size() && outputs[k].defined() && len > 0) {
-        const Tensor src = x.slice(axis, offset, offset + len);
-        copy_strided(StridedOperand::of(outputs[k]), StridedOperand::of(src), ctx.num_threads);
+        srcs.push_back(x.slice(axis, offset, offset + len));
+        src_ops.push_back(StridedOperand::of(srcs.back()));
+        dst_ops.push_back(StridedOperand::of(outputs[k]));
       }
       offset += len;
     }
+    copy_strided_parts(dst_ops, src_ops, ctx.num_threads);
   }
 
  private:

@@ -311,6 +311,79 @@ TEST(CopyStrided, DifferentElementSizesAreInvalidArgument) {
       {"element sizes differ", "4", "8"});
 }
 
+// copy_strided_parts: a Split of an NHWC head output along its last axis (short runs, the
+// same runs in every part), a Concat's inputs of different lengths (long runs), a mix of
+// both with an empty part, on 1, 2 and 3 threads, against the naive copy.
+TEST(CopyStridedParts, MatchesNaiveCopies) {
+  const Tensor head = small_ints({1, 40, 40, 32}, 50);
+  std::vector<Tensor> slices, outs;
+  const std::vector<std::pair<int64_t, int64_t>> cuts = {{0, 8}, {8, 12}, {12, 12}, {12, 32}};
+  for (const auto& [b, e] : cuts) slices.push_back(head.slice(3, b, e));
+  const Tensor long_a = small_ints({1, 3000, 4}, 51), long_b = small_ints({1, 700, 4}, 52);
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    outs.clear();
+    std::vector<StridedOperand> dsts, srcs;
+    outs.reserve(slices.size() + 2);
+    for (const Tensor& sl : slices) {
+      outs.push_back(Tensor::zeros(DType::kFloat32, sl.shape()));
+      dsts.push_back(StridedOperand::of(outs.back()));
+      srcs.push_back(StridedOperand::of(sl));
+    }
+    for (const Tensor* t : {&long_a, &long_b}) {
+      outs.push_back(Tensor::zeros(DType::kFloat32, t->shape()));
+      dsts.push_back(StridedOperand::of(outs.back()));
+      srcs.push_back(StridedOperand::of(*t));
+    }
+    ops::copy_strided_parts(dsts, srcs, threads);
+    for (size_t k = 0; k < slices.size(); ++k) {
+      for_each_index(slices[k].shape(), [&](const Shape& idx) {
+        ASSERT_EQ(outs[k].item_as_double(idx), slices[k].item_as_double(idx))
+            << "part " << k << " at " << shape_str(idx);
+      });
+    }
+    for (size_t k = 0; k < 2; ++k) {
+      const Tensor& src = k == 0 ? long_a : long_b;
+      for (int64_t i = 0; i < src.numel(); ++i) {
+        ASSERT_EQ(outs[slices.size() + k].data<float>()[i], src.data<float>()[i]) << k << " " << i;
+      }
+    }
+  }
+  Tensor out = Tensor::zeros(DType::kFloat32, {4});
+  const Tensor wide = Tensor::zeros(DType::kInt64, {4});
+  const StridedOperand d[] = {StridedOperand::of(out), StridedOperand::of(out)};
+  const StridedOperand s1[] = {StridedOperand::of(out)};
+  const StridedOperand s2[] = {StridedOperand::of(out), StridedOperand::of(wide)};
+  expect_error<InvalidArgument>([&] { ops::copy_strided_parts(d, s1, 2); },
+                                {"2 destinations but 1 sources"});
+  expect_error<InvalidArgument>([&] { ops::copy_strided_parts(d, s2, 2); },
+                                {"element sizes differ", "4", "8"});
+}
+
+// for_each_share(t, nt) for t in [0, nt) covers every element exactly once (bands of every
+// plane, or contiguous chunks).
+TEST(BroadcastIterator, SharesCoverTheWalkOnce) {
+  for (const Shape& shape :
+       {Shape{1, 4, 10, 10, 16}, Shape{2, 3, 20, 30}, Shape{5000}, Shape{3, 7}}) {
+    SCOPED_TRACE(shape_str(shape));
+    Tensor out = Tensor::empty(DType::kFloat32, shape);
+    const Tensor x = small_ints(shape, 26);
+    const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(x)};
+    float* base = out.data<float>();
+    for (int64_t nt : {1, 2, 3}) {
+      std::vector<int> times(static_cast<size_t>(out.numel()), 0);
+      for (int64_t t = 0; t < nt; ++t) {
+        it.for_each_share(t, nt, [&](char* const* p, const int64_t* s, int64_t n) {
+          const int64_t first = reinterpret_cast<float*>(p[0]) - base;
+          for (int64_t i = 0; i < n; ++i) ++times[static_cast<size_t>(first + i * s[0])];
+        });
+      }
+      for (size_t i = 0; i < times.size(); ++i)
+        ASSERT_EQ(times[i], 1) << nt << " threads, element " << i;
+    }
+  }
+}
+
 TEST(BroadcastIterator, NonBroadcastableOperandIsShapeError) {
   Tensor out = Tensor::empty(DType::kFloat32, {2, 3});
   const Tensor bad = Tensor::zeros(DType::kFloat32, {2});
