@@ -1,5 +1,7 @@
 #include "ops/broadcast.h"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/check.h"
@@ -136,49 +138,104 @@ BroadcastIterator::BroadcastIterator(std::span<const StridedOperand> operands) {
   }
 }
 
-void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_threads) {
-  copy_strided_parts(std::span(&dst, 1), std::span(&src, 1), num_threads);
-}
+namespace {
 
-void copy_strided_parts(std::span<const StridedOperand> dsts, std::span<const StridedOperand> srcs,
-                        int num_threads) {
-  TERN_CHECK(dsts.size() == srcs.size(), InvalidArgument,
-             "copy_strided_parts: {} destinations but {} sources", dsts.size(), srcs.size());
-  std::vector<BroadcastIterator> its;
-  its.reserve(dsts.size());
-  int64_t total = 0;
-  for (size_t k = 0; k < dsts.size(); ++k) {
-    TERN_CHECK(dsts[k].elem_size == srcs[k].elem_size, InvalidArgument,
-               "copy_strided: element sizes differ ({} and {} bytes)", dsts[k].elem_size,
-               srcs[k].elem_size);
-    total += its.emplace_back(BroadcastIterator{dsts[k], srcs[k]}).numel();
-  }
-  // Thread t's share of pair k.
-  auto share = [&](size_t k, int64_t t, int64_t nt) {
-    const BroadcastIterator& it = its[k];
-    const int es = dsts[k].elem_size;
-    if (it.rank() == 1 || it.inner_size() >= kShortRun) {
-      it.for_each_share(t, nt, [&](char* const* p, const int64_t* s, int64_t n) {
-        kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
-      });
-      return;
-    }
+// Whether copy_share copies the walk of `it` a row of short runs per call.
+bool by_rows(const BroadcastIterator& it) { return it.rank() > 1 && it.inner_size() < kShortRun; }
+
+// Thread t's share of nt of one pair's copy (element size es): by rows for short runs,
+// else a contiguous fraction of the walk (`contiguous`) or for_each_share's bands.
+void copy_share(const BroadcastIterator& it, int es, bool contiguous, int64_t t, int64_t nt) {
+  if (by_rows(it)) {
     const int64_t runs = it.num_runs();
     it.for_each_rows(
         runs * t / nt, runs * (t + 1) / nt,
         [&](char* const* p, const int64_t* s, int64_t n, const int64_t* rb, int64_t m) {
           kernels::ref::copy_rows(m, n, es, p[1], s[1], rb[1], p[0], s[0], rb[0]);
         });
-  };
-  const int64_t by_grain = std::max<int64_t>(1, total / BroadcastIterator::kDefaultGrain);
-  const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
-  if (chunks <= 1) {
-    for (size_t k = 0; k < its.size(); ++k) share(k, 0, 1);
     return;
   }
-  parallel_run(chunks, [&](int64_t t, int64_t nt) {
-    for (size_t k = 0; k < its.size(); ++k) share(k, t, nt);
-  });
+  const auto copy = [&](char* const* p, const int64_t* s, int64_t n) {
+    kernels::ref::copy(n, es, p[1], s[1], p[0], s[0]);
+  };
+  if (contiguous) {
+    it.for_each(it.numel() * t / nt, it.numel() * (t + 1) / nt, copy);
+  } else {
+    it.for_each_share(t, nt, copy);
+  }
+}
+
+// Threads for copying `total` elements: at least kDefaultGrain each.
+int copy_threads(int64_t total, int num_threads) {
+  const int64_t by_grain = std::max<int64_t>(1, total / BroadcastIterator::kDefaultGrain);
+  return static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
+}
+
+void check_pair(const StridedOperand& dst, const StridedOperand& src, const char* what, size_t k) {
+  TERN_CHECK(dst.elem_size == src.elem_size, InvalidArgument,
+             "{}: element sizes differ ({} and {} bytes){}", what, dst.elem_size, src.elem_size,
+             k == SIZE_MAX ? std::string() : fmt::format(" in pair {}", k));
+}
+
+// The iterators of copy_strided_parts' pairs, and whether they take contiguous fractions.
+struct Parts {
+  std::vector<BroadcastIterator> its;
+  bool contiguous = false;
+  int64_t total = 0;
+};
+
+Parts make_parts(std::span<const StridedOperand> dsts, std::span<const StridedOperand> srcs) {
+  TERN_CHECK(dsts.size() == srcs.size(), InvalidArgument,
+             "copy_strided_parts: {} destinations but {} sources", dsts.size(), srcs.size());
+  Parts parts;
+  parts.its.reserve(dsts.size());
+  for (size_t k = 0; k < dsts.size(); ++k) {
+    check_pair(dsts[k], srcs[k], "copy_strided_parts", k);
+    const BroadcastIterator& it = parts.its.emplace_back(BroadcastIterator{dsts[k], srcs[k]});
+    parts.total += it.numel();
+    parts.contiguous = parts.contiguous || (it.numel() > 0 && by_rows(it));
+  }
+  return parts;
+}
+
+}  // namespace
+
+void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_threads) {
+  check_pair(dst, src, "copy_strided", SIZE_MAX);
+  const BroadcastIterator it{dst, src};
+  const int es = dst.elem_size;
+  const int chunks = copy_threads(it.numel(), num_threads);
+  if (chunks <= 1) {
+    copy_share(it, es, false, 0, 1);
+    return;
+  }
+  parallel_run(chunks, [&](int64_t t, int64_t nt) { copy_share(it, es, false, t, nt); });
+}
+
+void copy_strided_parts(std::span<const StridedOperand> dsts, std::span<const StridedOperand> srcs,
+                        int num_threads) {
+  const Parts parts = make_parts(dsts, srcs);
+  const auto share = [&](int64_t t, int64_t nt) {
+    for (size_t k = 0; k < parts.its.size(); ++k) {
+      copy_share(parts.its[k], dsts[k].elem_size, parts.contiguous, t, nt);
+    }
+  };
+  const int chunks = copy_threads(parts.total, num_threads);
+  if (chunks <= 1) {
+    share(0, 1);
+    return;
+  }
+  parallel_run(chunks, share);
+}
+
+void copy_strided_parts_share(std::span<const StridedOperand> dsts,
+                              std::span<const StridedOperand> srcs, int64_t t, int64_t nt) {
+  const Parts parts = make_parts(dsts, srcs);
+  TERN_CHECK(nt >= 1 && t >= 0 && t < nt, InvalidArgument,
+             "copy_strided_parts_share: share {} of {}", t, nt);
+  for (size_t k = 0; k < parts.its.size(); ++k) {
+    copy_share(parts.its[k], dsts[k].elem_size, parts.contiguous, t, nt);
+  }
 }
 
 }  // namespace tern::ops

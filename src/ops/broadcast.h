@@ -217,6 +217,7 @@ void BroadcastIterator::for_each_rows(int64_t begin, int64_t end, Fn&& fn) const
 template <typename Fn>
 void BroadcastIterator::for_each_share(int64_t t, int64_t nt, Fn&& fn) const {
   if (numel_ == 0) return;
+  if (nt <= 1) return for_each(0, numel_, fn);
   const int64_t plane = numel_ / planes_;
   if (planes_ > 1 && plane / nt >= kMinPlaneShare) {
     const auto cut = [&](int64_t k) { return k >= nt ? plane : plane * k / nt / 16 * 16; };
@@ -251,20 +252,30 @@ void BroadcastIterator::parallel_for_each(int num_threads, Fn&& fn, int64_t grai
 void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_threads);
 
 /// copy_strided() for several pairs (dsts[k] <- srcs[k]) in one parallel region, thread t
-/// taking the same fraction of every pair: its share of each pair's runs when the pair
-/// goes by short runs (rows), else the pair's for_each_share. The thread count comes from
-/// all pairs' elements together (kDefaultGrain per thread). Why: the parts of a Split or
-/// Concat are each about the pixels the producing convolutions' split(H) gave thread t
-/// (ops/parallel.h), so each thread copies what it wrote. RetinaFace's merged heads
-/// ([1, 80, 80, 32] NHWC, split into 8, 4 and 20 channels, reshaped, concatenated with the
-/// other levels) were copied one part per copy_strided call, each split by its own size:
-/// the smaller parts stayed on the calling thread, which then read the other thread's
-/// half from its core's caches and left the lines shared there for the next run's writes.
-/// At 2 threads the Split took 0.18 ms against 0.06 ms at 1 thread (RetinaFace 640x640,
-/// the two vCPUs on different core complexes). Throws InvalidArgument when the spans
-/// differ in length or a pair's element sizes differ, and what BroadcastIterator throws.
+/// taking the same fraction of every pair: the parts of one Split or Concat, each about
+/// the pixels the producing convolutions' split(H) gave thread t (ops/parallel.h), so that
+/// each thread copies what it wrote. The thread count comes from all pairs' elements
+/// together (BroadcastIterator::kDefaultGrain per thread). Which fraction (copy_share):
+///   - When some pair goes by short runs (a split or concat near the innermost axis, such
+///     as RetinaFace's NHWC heads [1, 80, 80, 32] cut into 8, 4 and 20 channels), every
+///     pair's walk is in pixel order: thread t takes the t-th contiguous fraction of each
+///     walk (of its runs, for the short-run pairs).
+///   - Otherwise (long runs: whole rows or planes, such as a channel Concat of NCHWc
+///     tensors) each pair takes its for_each_share, bands of every plane.
+/// Before, each part was one copy_strided call split by its own size: the smaller parts
+/// of RetinaFace's heads stayed on the calling thread, which read the other thread's half
+/// from its core's caches and left the lines shared there for the next run's writes; at 2
+/// threads its Split took 0.18 ms against 0.06 ms at 1 thread (RetinaFace 640x640, the
+/// two vCPUs on different core complexes). Throws InvalidArgument when the spans differ in
+/// length or a pair's element sizes differ, and what BroadcastIterator throws.
 void copy_strided_parts(std::span<const StridedOperand> dsts, std::span<const StridedOperand> srcs,
                         int num_threads);
+
+/// Thread t's share (0 <= t < nt) of copy_strided_parts(dsts, srcs, .) split among nt
+/// threads, on the calling thread (for tests of the split; the copy itself builds its
+/// iterators once). Throws what copy_strided_parts throws.
+void copy_strided_parts_share(std::span<const StridedOperand> dsts,
+                              std::span<const StridedOperand> srcs, int64_t t, int64_t nt);
 
 /// copy_strided's bound: runs of fewer elements go by rows (for_each_rows).
 inline constexpr int64_t kShortRun = 16;

@@ -21,6 +21,10 @@
 
 namespace tern::ops {
 
+// The direct kernel shortens its segments so that an image keeps enough spatial units
+// for parallel_grid's spatial split at 2 threads.
+static_assert(kernels::kDirectMinSpatialUnits == 2 * kMinSpatialUnitsPerThread);
+
 namespace {
 
 // The kernels FusedConv can run, by the name the "algorithm" attribute uses.

@@ -175,7 +175,7 @@ TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
       int64_t h, w, inner;
     };
     // 20x20 = 400 pixels: segments of 24, 17 units; 40x40: of 96, 17; 10x10: of 12 (the
-    // shortest), 9; 13x13 = 169: of 12, 15; a 5x7 direct 3x3 keeps one segment per row.
+    // shortest), 9; 13x13 = 169: of 12, 15.
     for (const Size& s : {Size{20, 20, 17}, Size{40, 40, 17}, Size{10, 10, 9}, Size{13, 13, 15}}) {
       NchwcConvCase t;
       t.c_in = 2 * c;
@@ -188,6 +188,8 @@ TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
       EXPECT_EQ(kernels::direct_conv_work(p).inner, s.inner) << t.str();
       run_direct(t, c, 950 + static_cast<uint32_t>(s.h));
     }
+    // Direct 3x3: 5 rows of 7 keep one segment per row (5 units); 2 rows of 200 need 8
+    // segments per row: 24 pixels each, 9 per row, 18 units.
     NchwcConvCase t;
     t.c_in = c;
     t.c_out = c;
@@ -196,6 +198,10 @@ TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
     t.k = 3;
     t.pad = 1;
     EXPECT_EQ(kernels::direct_conv_work(test::nchwc_conv_params(t, c)).inner, 5) << t.str();
+    t.h = 2;
+    t.w = 200;
+    EXPECT_EQ(kernels::direct_conv_work(test::nchwc_conv_params(t, c)).inner, 18) << t.str();
+    run_direct(t, c, 990);
   });
 }
 

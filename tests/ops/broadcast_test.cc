@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <thread>
@@ -311,41 +312,43 @@ TEST(CopyStrided, DifferentElementSizesAreInvalidArgument) {
       {"element sizes differ", "4", "8"});
 }
 
-// copy_strided_parts: a Split of an NHWC head output along its last axis (short runs, the
-// same runs in every part), a Concat's inputs of different lengths (long runs), a mix of
-// both with an empty part, on 1, 2 and 3 threads, against the naive copy.
+// A float tensor of NaNs (a destination whose unwritten elements show).
+Tensor nan_tensor(const Shape& shape) {
+  Tensor t = Tensor::empty(DType::kFloat32, shape);
+  std::fill(t.data<float>(), t.data<float>() + t.numel(), std::nanf(""));
+  return t;
+}
+
+// copy_strided_parts: a Split of an NHWC head output along its last axis (short runs and
+// one long part, all over the same pixels), a Concat's inputs of different lengths (long
+// runs), with an empty part, on 1, 2 and 3 threads (3 x 32 Ki elements and more, so that
+// 3 threads do run), against the naive copy; destinations start as NaN.
 TEST(CopyStridedParts, MatchesNaiveCopies) {
-  const Tensor head = small_ints({1, 40, 40, 32}, 50);
-  std::vector<Tensor> slices, outs;
+  const Tensor head = small_ints({1, 48, 40, 32}, 50);
   const std::vector<std::pair<int64_t, int64_t>> cuts = {{0, 8}, {8, 12}, {12, 12}, {12, 32}};
-  for (const auto& [b, e] : cuts) slices.push_back(head.slice(3, b, e));
   const Tensor long_a = small_ints({1, 3000, 4}, 51), long_b = small_ints({1, 700, 4}, 52);
-  for (int threads : {1, 2, 3}) {
-    SCOPED_TRACE(threads);
-    outs.clear();
-    std::vector<StridedOperand> dsts, srcs;
-    outs.reserve(slices.size() + 2);
-    for (const Tensor& sl : slices) {
-      outs.push_back(Tensor::zeros(DType::kFloat32, sl.shape()));
-      dsts.push_back(StridedOperand::of(outs.back()));
-      srcs.push_back(StridedOperand::of(sl));
-    }
-    for (const Tensor* t : {&long_a, &long_b}) {
-      outs.push_back(Tensor::zeros(DType::kFloat32, t->shape()));
-      dsts.push_back(StridedOperand::of(outs.back()));
-      srcs.push_back(StridedOperand::of(*t));
-    }
-    ops::copy_strided_parts(dsts, srcs, threads);
-    for (size_t k = 0; k < slices.size(); ++k) {
-      for_each_index(slices[k].shape(), [&](const Shape& idx) {
-        ASSERT_EQ(outs[k].item_as_double(idx), slices[k].item_as_double(idx))
-            << "part " << k << " at " << shape_str(idx);
-      });
-    }
-    for (size_t k = 0; k < 2; ++k) {
-      const Tensor& src = k == 0 ? long_a : long_b;
-      for (int64_t i = 0; i < src.numel(); ++i) {
-        ASSERT_EQ(outs[slices.size() + k].data<float>()[i], src.data<float>()[i]) << k << " " << i;
+  for (bool with_long : {false, true}) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads, long parts " << with_long);
+      std::vector<Tensor> srcs, outs;
+      for (const auto& [b, e] : cuts) srcs.push_back(head.slice(3, b, e));
+      if (with_long) {
+        srcs.push_back(long_a);
+        srcs.push_back(long_b);
+      }
+      std::vector<StridedOperand> dst_ops, src_ops;
+      outs.reserve(srcs.size());
+      for (const Tensor& src : srcs) {
+        outs.push_back(nan_tensor(src.shape()));
+        dst_ops.push_back(StridedOperand::of(outs.back()));
+        src_ops.push_back(StridedOperand::of(src));
+      }
+      ops::copy_strided_parts(dst_ops, src_ops, threads);
+      for (size_t k = 0; k < srcs.size(); ++k) {
+        for_each_index(srcs[k].shape(), [&](const Shape& idx) {
+          ASSERT_EQ(outs[k].item_as_double(idx), srcs[k].item_as_double(idx))
+              << "part " << k << " at " << shape_str(idx);
+        });
       }
     }
   }
@@ -357,7 +360,39 @@ TEST(CopyStridedParts, MatchesNaiveCopies) {
   expect_error<InvalidArgument>([&] { ops::copy_strided_parts(d, s1, 2); },
                                 {"2 destinations but 1 sources"});
   expect_error<InvalidArgument>([&] { ops::copy_strided_parts(d, s2, 2); },
-                                {"element sizes differ", "4", "8"});
+                                {"element sizes differ", "4", "8", "pair 1"});
+}
+
+// The parts of RetinaFace's merged heads ([1, 80, 80, 32] NHWC cut into 8, 4 and 20
+// channels): thread 0 of 2 copies pixels [0, 3200) of every part, thread 1 the rest, the
+// pixels each wrote in the convolution before (its 20-channel part used to take the
+// first half of every image row instead).
+TEST(CopyStridedParts, EveryThreadCopiesTheSamePixelsOfEveryPart) {
+  const Tensor head = small_ints({1, 80, 80, 32}, 53);
+  const std::vector<std::pair<int64_t, int64_t>> cuts = {{0, 8}, {8, 12}, {12, 32}};
+  for (int64_t t : {0, 1}) {
+    std::vector<Tensor> srcs, outs;
+    std::vector<StridedOperand> dst_ops, src_ops;
+    outs.reserve(cuts.size());
+    for (const auto& [b, e] : cuts) {
+      srcs.push_back(head.slice(3, b, e));
+      outs.push_back(nan_tensor(srcs.back().shape()));
+      dst_ops.push_back(StridedOperand::of(outs.back()));
+      src_ops.push_back(StridedOperand::of(srcs.back()));
+    }
+    ops::copy_strided_parts_share(dst_ops, src_ops, t, 2);
+    for (size_t k = 0; k < cuts.size(); ++k) {
+      const int64_t channels = cuts[k].second - cuts[k].first;
+      const float* o = outs[k].data<float>();
+      for (int64_t pixel = 0; pixel < 6400; ++pixel) {
+        const bool mine = (pixel < 3200) == (t == 0);
+        for (int64_t ch = 0; ch < channels; ++ch) {
+          ASSERT_EQ(std::isnan(o[pixel * channels + ch]), !mine)
+              << "thread " << t << ", part " << k << ", pixel " << pixel << ", channel " << ch;
+        }
+      }
+    }
+  }
 }
 
 // for_each_share(t, nt) for t in [0, nt) covers every element exactly once (bands of every

@@ -32,11 +32,6 @@ constexpr int kLanes = static_cast<int>(hn::MaxLanes(hn::ScalableTag<float>()));
 // enough that a pointwise layer's flattened image splits across threads.
 constexpr int64_t kSegment = 8 * kTileMaxPixels<1>;
 
-// Spatial units (rows x segments) an image should have at least: ops::parallel_grid splits
-// a layer by region only with kMinSpatialUnitsPerThread (8) units per thread, so 16 keep
-// 2 threads on the split(H) that the depthwise and pooling layers around use.
-constexpr int64_t kMinUnits = 16;
-
 // One convolution, one image, resolved for the tiles.
 struct Direct : ConvWindow {
   const float* x;
@@ -123,8 +118,9 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   const int64_t col0 = ow0 * k.sw - k.pw;
   const int64_t pixel_step = kStep > 0 ? int64_t{kStep} : k.sw * k.xb;
   if constexpr (kTapsInside) {
-    // NCHW input with no more channels than taps per row (the first layer: 3 or 4
-    // channels, 3x3 to 7x7): channels outside, taps inside, so the innermost loop walks
+    // NCHW input with no more channels than taps per row (the first layers: 3 channels
+    // with 3x3, 3 or 4 with 5x5 and 7x7; a border pixel or a short cache pass may
+    // switch order, see Tile): channels outside, taps inside, so the innermost loop walks
     // a row of taps (x + dilation, w + c per tap); a 3-channel run per tap cost as much
     // loop as FMAs. Equal counts (3 channels, 3x3) take this order too: in conv_bench,
     // RetinaFace 640's first layer went from 1520 to 847 us, UltraFace slim-320's from 236
@@ -326,17 +322,19 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
     k.ow = k.oh * k.ow;
     k.oh = 1;
   }
-  // A small flattened image (a pointwise layer at 20x20: 400 pixels, 5 segments) takes
-  // shorter segments, whole tiles of 12 pixels, so that it keeps kMinUnits spatial units.
-  // With 5 units, parallel_grid split its output-channel chunks across the threads
-  // instead, and the depthwise layer after it, split by rows, read half its input from
-  // the other thread's caches: RetinaFace 640's stage3.1 depthwise (20x20, 256 channels)
-  // took 0.048 to 0.059 ms at 2 threads against 0.021 to 0.027 at 1 (the two vCPUs on
-  // different core complexes).
+  // A small image (a pointwise layer at 20x20: one flattened row of 400 pixels, 5
+  // segments) takes shorter segments, whole tiles of 12 pixels (the 1- and 2-block tiles;
+  // 3-block tiles of 8 pixels leave a tail of 4), so that its rows x segments reach
+  // kDirectMinSpatialUnits where they can. With 5 units, parallel_grid split its
+  // output-channel chunks across the threads instead, and the depthwise layer after it,
+  // split by rows, read half its input from the other thread's caches: RetinaFace 640's
+  // stage3.1 depthwise (20x20, 256 channels) took 0.048 to 0.059 ms at 2 threads against
+  // 0.021 to 0.027 at 1 (the two vCPUs on different core complexes).
   k.segment = kSegment;
-  if (k.oh * ((k.ow + kSegment - 1) / kSegment) < kMinUnits) {
+  if (k.oh * ((k.ow + kSegment - 1) / kSegment) < kDirectMinSpatialUnits) {
     constexpr int64_t kTile = kTileMaxPixels<1>;
-    k.segment = std::clamp<int64_t>(k.ow / kMinUnits / kTile * kTile, kTile, kSegment);
+    const int64_t per_row = (kDirectMinSpatialUnits + k.oh - 1) / k.oh;
+    k.segment = std::clamp<int64_t>(k.ow / per_row / kTile * kTile, kTile, kSegment);
   }
   k.segments = (k.ow + k.segment - 1) / k.segment;
   k.xb = p.x_block;
