@@ -244,7 +244,8 @@ void BroadcastIterator::parallel_for_each(int num_threads, Fn&& fn, int64_t grai
 /// Copies `src` into `dst` element by element: src broadcasts unidirectionally to dst's
 /// shape, both have any strides (0 or negative included) and the same element size (bytes).
 /// Uses at most num_threads threads (32 Ki elements per thread at least). The one
-/// copy loop of the data-movement ops (Concat, Slice, Split, Transpose, Expand, Tile).
+/// copy loop of the data-movement ops (Slice, Transpose, Expand, Tile, Identity; Concat
+/// and Split through copy_strided_parts).
 /// Runs shorter than kShortRun elements (a Slice or Concat on a last axis of 2 or 4, as in
 /// the detection models' box decoding) are copied a row of runs per call: one call per
 /// 2-element run cost about 8 ns, 35 us for a [1, 4420, 2] Slice. Throws InvalidArgument
@@ -261,7 +262,8 @@ void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_
 ///     pair's walk is in pixel order: thread t takes the t-th contiguous fraction of each
 ///     walk (of its runs, for the short-run pairs).
 ///   - Otherwise (long runs: whole rows or planes, such as a channel Concat of NCHWc
-///     tensors) each pair takes its for_each_share, bands of every plane.
+///     tensors) each pair takes its for_each_share (bands of every plane, or contiguous
+///     chunks of the whole).
 /// Before, each part was one copy_strided call split by its own size: the smaller parts
 /// of RetinaFace's heads stayed on the calling thread, which read the other thread's half
 /// from its core's caches and left the lines shared there for the next run's writes; at 2
@@ -273,7 +275,8 @@ void copy_strided_parts(std::span<const StridedOperand> dsts, std::span<const St
 
 /// Thread t's share (0 <= t < nt) of copy_strided_parts(dsts, srcs, .) split among nt
 /// threads, on the calling thread (for tests of the split; the copy itself builds its
-/// iterators once). Throws what copy_strided_parts throws.
+/// iterators once). Throws what copy_strided_parts throws, and InvalidArgument unless
+/// 0 <= t < nt.
 void copy_strided_parts_share(std::span<const StridedOperand> dsts,
                               std::span<const StridedOperand> srcs, int64_t t, int64_t nt);
 

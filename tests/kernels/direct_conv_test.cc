@@ -188,8 +188,9 @@ TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
       EXPECT_EQ(kernels::direct_conv_work(p).inner, s.inner) << t.str();
       run_direct(t, c, 950 + static_cast<uint32_t>(s.h));
     }
-    // Direct 3x3: 5 rows of 7 keep one segment per row (5 units); 2 rows of 200 need 8
-    // segments per row: 24 pixels each, 9 per row, 18 units.
+    // Direct 3x3: 5 rows of 7 keep one segment per row (5 units). 2 rows of 200 ask for
+    // ceil(16 / 2) = 8 segments per row: 200 / 8 = 25 pixels, rounded down to 24, so 9
+    // segments per row and 18 units.
     NchwcConvCase t;
     t.c_in = c;
     t.c_out = c;

@@ -321,16 +321,18 @@ Tensor nan_tensor(const Shape& shape) {
 
 // copy_strided_parts: a Split of an NHWC head output along its last axis (short runs and
 // one long part, all over the same pixels), a Concat's inputs of different lengths (long
-// runs), with an empty part, on 1, 2 and 3 threads (3 x 32 Ki elements and more, so that
-// 3 threads do run), against the naive copy; destinations start as NaN.
+// runs), with an empty part, on 1, 2 and 3 threads (122880 elements and more: 3 x 32 Ki,
+// so that as many threads as the machine has run), against the naive copy; destinations
+// start as NaN.
 TEST(CopyStridedParts, MatchesNaiveCopies) {
-  const Tensor head = small_ints({1, 48, 40, 32}, 50);
+  const Tensor head = small_ints({1, 96, 40, 32}, 50);
   const std::vector<std::pair<int64_t, int64_t>> cuts = {{0, 8}, {8, 12}, {12, 12}, {12, 32}};
   const Tensor long_a = small_ints({1, 3000, 4}, 51), long_b = small_ints({1, 700, 4}, 52);
   for (bool with_long : {false, true}) {
     for (int threads : {1, 2, 3}) {
       SCOPED_TRACE(::testing::Message() << threads << " threads, long parts " << with_long);
       std::vector<Tensor> srcs, outs;
+      srcs.reserve(cuts.size() + 2);
       for (const auto& [b, e] : cuts) srcs.push_back(head.slice(3, b, e));
       if (with_long) {
         srcs.push_back(long_a);
@@ -363,33 +365,81 @@ TEST(CopyStridedParts, MatchesNaiveCopies) {
                                 {"element sizes differ", "4", "8", "pair 1"});
 }
 
+// Runs every share t of nt of copy_strided_parts over `srcs` into NaN destinations and
+// returns, per part and element, the share that wrote it (-1: none); fails on an element
+// written twice.
+std::vector<std::vector<int>> owners(const std::vector<Tensor>& srcs, int64_t nt) {
+  std::vector<std::vector<int>> owner;
+  for (const Tensor& src : srcs) owner.emplace_back(static_cast<size_t>(src.numel()), -1);
+  for (int64_t t = 0; t < nt; ++t) {
+    std::vector<Tensor> outs;
+    std::vector<StridedOperand> dst_ops, src_ops;
+    outs.reserve(srcs.size());
+    for (const Tensor& src : srcs) {
+      outs.push_back(nan_tensor(src.shape()));
+      dst_ops.push_back(StridedOperand::of(outs.back()));
+      src_ops.push_back(StridedOperand::of(src));
+    }
+    ops::copy_strided_parts_share(dst_ops, src_ops, t, nt);
+    for (size_t k = 0; k < srcs.size(); ++k) {
+      const float* o = outs[k].data<float>();
+      for (size_t i = 0; i < owner[k].size(); ++i) {
+        if (std::isnan(o[i])) continue;
+        EXPECT_EQ(owner[k][i], -1) << "part " << k << " element " << i << " written twice";
+        owner[k][i] = static_cast<int>(t);
+      }
+    }
+  }
+  return owner;
+}
+
 // The parts of RetinaFace's merged heads ([1, 80, 80, 32] NHWC cut into 8, 4 and 20
-// channels): thread 0 of 2 copies pixels [0, 3200) of every part, thread 1 the rest, the
-// pixels each wrote in the convolution before (its 20-channel part used to take the
-// first half of every image row instead).
+// channels): share t of nt copies the same contiguous fraction of the pixels of every part,
+// the pixels thread t wrote in the convolution before (to within one pixel at the cuts:
+// the 8- and 4-channel parts go by runs of one pixel, the 20-channel part by elements).
+// The 20-channel part used to take a fraction of every image row instead.
 TEST(CopyStridedParts, EveryThreadCopiesTheSamePixelsOfEveryPart) {
   const Tensor head = small_ints({1, 80, 80, 32}, 53);
   const std::vector<std::pair<int64_t, int64_t>> cuts = {{0, 8}, {8, 12}, {12, 32}};
-  for (int64_t t : {0, 1}) {
-    std::vector<Tensor> srcs, outs;
-    std::vector<StridedOperand> dst_ops, src_ops;
-    outs.reserve(cuts.size());
-    for (const auto& [b, e] : cuts) {
-      srcs.push_back(head.slice(3, b, e));
-      outs.push_back(nan_tensor(srcs.back().shape()));
-      dst_ops.push_back(StridedOperand::of(outs.back()));
-      src_ops.push_back(StridedOperand::of(srcs.back()));
-    }
-    ops::copy_strided_parts_share(dst_ops, src_ops, t, 2);
+  std::vector<Tensor> srcs;
+  srcs.reserve(cuts.size());
+  for (const auto& [b, e] : cuts) srcs.push_back(head.slice(3, b, e));
+  // The share t of nt whose fraction [count t / nt, count (t + 1) / nt) holds i.
+  const auto share_of = [](int64_t i, int64_t count, int64_t nt) {
+    int t = 0;
+    while (count * (t + 1) / nt <= i) ++t;
+    return t;
+  };
+  for (int64_t nt : {2, 3}) {
+    const std::vector<std::vector<int>> owner = owners(srcs, nt);
     for (size_t k = 0; k < cuts.size(); ++k) {
       const int64_t channels = cuts[k].second - cuts[k].first;
-      const float* o = outs[k].data<float>();
-      for (int64_t pixel = 0; pixel < 6400; ++pixel) {
-        const bool mine = (pixel < 3200) == (t == 0);
-        for (int64_t ch = 0; ch < channels; ++ch) {
-          ASSERT_EQ(std::isnan(o[pixel * channels + ch]), !mine)
-              << "thread " << t << ", part " << k << ", pixel " << pixel << ", channel " << ch;
-        }
+      const int64_t numel = 6400 * channels;
+      for (int64_t i = 0; i < numel; ++i) {
+        const int expected =
+            channels < ops::kShortRun ? share_of(i / channels, 6400, nt) : share_of(i, numel, nt);
+        ASSERT_EQ(owner[k][static_cast<size_t>(i)], expected)
+            << nt << " shares, part " << k << ", pixel " << i / channels;
+      }
+    }
+  }
+}
+
+// Parts that all go by long runs (a channel Concat of NCHW or NCHWc tensors): each share
+// takes parallel_for_each's split of every part, the same band of every plane (planes of
+// at least kMinPlaneShare elements per share here).
+TEST(CopyStridedParts, LongRunPartsTakeTheSameBandOfEveryPlane) {
+  const std::vector<Tensor> srcs = {small_ints({1, 2, 30, 30}, 54),
+                                    small_ints({1, 3, 8, 8, 16}, 55)};
+  for (int64_t nt : {2, 3}) {
+    const std::vector<std::vector<int>> owner = owners(srcs, nt);
+    for (size_t k = 0; k < srcs.size(); ++k) {
+      const Shape& s = srcs[k].shape();
+      const size_t plane = static_cast<size_t>(srcs[k].numel() / (s[0] * s[1]));
+      for (size_t i = 0; i < owner[k].size(); ++i) {
+        ASSERT_NE(owner[k][i], -1) << nt << " shares, part " << k << " element " << i;
+        ASSERT_EQ(owner[k][i], owner[k][i % plane]) << nt << " shares, part " << k << ": element "
+                                                    << i % plane << " of plane " << i / plane;
       }
     }
   }

@@ -323,9 +323,9 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
     k.oh = 1;
   }
   // A small image (a pointwise layer at 20x20: one flattened row of 400 pixels, 5
-  // segments) takes shorter segments, whole tiles of 12 pixels (the 1- and 2-block tiles;
-  // 3-block tiles of 8 pixels leave a tail of 4), so that its rows x segments reach
-  // kDirectMinSpatialUnits where they can. With 5 units, parallel_grid split its
+  // segments) takes shorter segments, whole tiles of 12 pixels (on AVX-512 the 3-block
+  // tiles of 8 pixels leave a tail of 4; every other tile divides 12), so that its rows x segments
+  // reach kDirectMinSpatialUnits where they can. With 5 units, parallel_grid split its
   // output-channel chunks across the threads instead, and the depthwise layer after it,
   // split by rows, read half its input from the other thread's caches: RetinaFace 640's
   // stage3.1 depthwise (20x20, 256 channels) took 0.048 to 0.059 ms at 2 threads against
