@@ -180,8 +180,14 @@ void check_pair(const StridedOperand& dst, const StridedOperand& src, const char
 // The iterators of copy_strided_parts' pairs, and whether they take contiguous fractions.
 struct Parts {
   std::vector<BroadcastIterator> its;
+  std::vector<int> elem_sizes;
   bool contiguous = false;
   int64_t total = 0;
+
+  // Thread t's share of nt of every pair.
+  void share(int64_t t, int64_t nt) const {
+    for (size_t k = 0; k < its.size(); ++k) copy_share(its[k], elem_sizes[k], contiguous, t, nt);
+  }
 };
 
 Parts make_parts(std::span<const StridedOperand> dsts, std::span<const StridedOperand> srcs) {
@@ -191,6 +197,7 @@ Parts make_parts(std::span<const StridedOperand> dsts, std::span<const StridedOp
   parts.its.reserve(dsts.size());
   for (size_t k = 0; k < dsts.size(); ++k) {
     check_pair(dsts[k], srcs[k], "copy_strided_parts", k);
+    parts.elem_sizes.push_back(dsts[k].elem_size);
     const BroadcastIterator& it = parts.its.emplace_back(BroadcastIterator{dsts[k], srcs[k]});
     parts.total += it.numel();
     parts.contiguous = parts.contiguous || (it.numel() > 0 && by_rows(it));
@@ -215,17 +222,12 @@ void copy_strided(const StridedOperand& dst, const StridedOperand& src, int num_
 void copy_strided_parts(std::span<const StridedOperand> dsts, std::span<const StridedOperand> srcs,
                         int num_threads) {
   const Parts parts = make_parts(dsts, srcs);
-  const auto share = [&](int64_t t, int64_t nt) {
-    for (size_t k = 0; k < parts.its.size(); ++k) {
-      copy_share(parts.its[k], dsts[k].elem_size, parts.contiguous, t, nt);
-    }
-  };
   const int chunks = copy_threads(parts.total, num_threads);
   if (chunks <= 1) {
-    share(0, 1);
+    parts.share(0, 1);
     return;
   }
-  parallel_run(chunks, share);
+  parallel_run(chunks, [&](int64_t t, int64_t nt) { parts.share(t, nt); });
 }
 
 void copy_strided_parts_share(std::span<const StridedOperand> dsts,
@@ -233,9 +235,7 @@ void copy_strided_parts_share(std::span<const StridedOperand> dsts,
   const Parts parts = make_parts(dsts, srcs);
   TERN_CHECK(nt >= 1 && t >= 0 && t < nt, InvalidArgument,
              "copy_strided_parts_share: share {} of {}", t, nt);
-  for (size_t k = 0; k < parts.its.size(); ++k) {
-    copy_share(parts.its[k], dsts[k].elem_size, parts.contiguous, t, nt);
-  }
+  parts.share(t, nt);
 }
 
 }  // namespace tern::ops

@@ -319,6 +319,21 @@ Tensor nan_tensor(const Shape& shape) {
   return t;
 }
 
+// NaN destinations shaped like `srcs`, and the operand lists copy_strided_parts takes.
+struct NanCopies {
+  std::vector<Tensor> outs;
+  std::vector<StridedOperand> dst_ops, src_ops;
+
+  explicit NanCopies(const std::vector<Tensor>& srcs) {
+    outs.reserve(srcs.size());  // the operands' spans point into these tensors
+    for (const Tensor& src : srcs) {
+      outs.push_back(nan_tensor(src.shape()));
+      dst_ops.push_back(StridedOperand::of(outs.back()));
+      src_ops.push_back(StridedOperand::of(src));
+    }
+  }
+};
+
 // copy_strided_parts: a Split of an NHWC head output along its last axis (short runs and
 // one long part, all over the same pixels), a Concat's inputs of different lengths (long
 // runs), with an empty part, on 1, 2 and 3 threads (122880 elements and more: 3 x 32 Ki,
@@ -331,24 +346,18 @@ TEST(CopyStridedParts, MatchesNaiveCopies) {
   for (bool with_long : {false, true}) {
     for (int threads : {1, 2, 3}) {
       SCOPED_TRACE(::testing::Message() << threads << " threads, long parts " << with_long);
-      std::vector<Tensor> srcs, outs;
+      std::vector<Tensor> srcs;
       srcs.reserve(cuts.size() + 2);
       for (const auto& [b, e] : cuts) srcs.push_back(head.slice(3, b, e));
       if (with_long) {
         srcs.push_back(long_a);
         srcs.push_back(long_b);
       }
-      std::vector<StridedOperand> dst_ops, src_ops;
-      outs.reserve(srcs.size());
-      for (const Tensor& src : srcs) {
-        outs.push_back(nan_tensor(src.shape()));
-        dst_ops.push_back(StridedOperand::of(outs.back()));
-        src_ops.push_back(StridedOperand::of(src));
-      }
-      ops::copy_strided_parts(dst_ops, src_ops, threads);
+      NanCopies c(srcs);
+      ops::copy_strided_parts(c.dst_ops, c.src_ops, threads);
       for (size_t k = 0; k < srcs.size(); ++k) {
         for_each_index(srcs[k].shape(), [&](const Shape& idx) {
-          ASSERT_EQ(outs[k].item_as_double(idx), srcs[k].item_as_double(idx))
+          ASSERT_EQ(c.outs[k].item_as_double(idx), srcs[k].item_as_double(idx))
               << "part " << k << " at " << shape_str(idx);
         });
       }
@@ -372,17 +381,10 @@ std::vector<std::vector<int>> owners(const std::vector<Tensor>& srcs, int64_t nt
   std::vector<std::vector<int>> owner;
   for (const Tensor& src : srcs) owner.emplace_back(static_cast<size_t>(src.numel()), -1);
   for (int64_t t = 0; t < nt; ++t) {
-    std::vector<Tensor> outs;
-    std::vector<StridedOperand> dst_ops, src_ops;
-    outs.reserve(srcs.size());
-    for (const Tensor& src : srcs) {
-      outs.push_back(nan_tensor(src.shape()));
-      dst_ops.push_back(StridedOperand::of(outs.back()));
-      src_ops.push_back(StridedOperand::of(src));
-    }
-    ops::copy_strided_parts_share(dst_ops, src_ops, t, nt);
+    NanCopies c(srcs);
+    ops::copy_strided_parts_share(c.dst_ops, c.src_ops, t, nt);
     for (size_t k = 0; k < srcs.size(); ++k) {
-      const float* o = outs[k].data<float>();
+      const float* o = c.outs[k].data<float>();
       for (size_t i = 0; i < owner[k].size(); ++i) {
         if (std::isnan(o[i])) continue;
         EXPECT_EQ(owner[k][i], -1) << "part " << k << " element " << i << " written twice";
