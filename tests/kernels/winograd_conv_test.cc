@@ -231,6 +231,30 @@ TEST(WinogradConv, SupportRules) {
     without([&](auto& q) { q.w_block = 2 * c; });     // weights for another vector width
     without([](auto& q) { q.conv.kernel = {3, 3, 3}; });  // 3-D
     without([](auto& q) { q.y_block = 1, q.y_nhwc = true; });  // NHWC output
+    if (target == "SCALAR") return;
+    // Weights that stay cached (up to 1 MiB) whatever the tiles: 16 channels at 8x8 (4
+    // tiles, 36 KiB), RetinaFace 320's ssh3 (64 channels at 10x10), 32 -> 64 at 7x7
+    // (295 KB). Larger ones from 12 tiles: ResNet-18's layer3 (256 channels at 14x14, 16
+    // tiles, 9.4 MB), 512 channels at 13x13 (16 tiles); not its layer4 (512 channels at
+    // 7x7: 4 tiles for 37.7 MB), 64 -> 256 at 7x7 (2.4 MB) or 256 channels at 12x12 (9
+    // tiles). Never under 16 channels.
+    auto preferred = [&](int64_t in, int64_t out, int64_t h, int64_t w) {
+      kernels::ref::FusedConvParams q = p;
+      q.conv.in_channels = in;
+      q.conv.out_channels = out;
+      q.conv.in = q.conv.out = {1, h, w};
+      EXPECT_TRUE(kernels::winograd_conv_supported(q));
+      return kernels::winograd_conv_preferred(q);
+    };
+    EXPECT_TRUE(preferred(16, 16, 8, 8));
+    EXPECT_TRUE(preferred(64, 64, 10, 10));
+    EXPECT_TRUE(preferred(32, 64, 7, 7));
+    EXPECT_TRUE(preferred(256, 256, 14, 14));
+    EXPECT_TRUE(preferred(512, 512, 13, 13));
+    EXPECT_FALSE(preferred(512, 512, 7, 7));
+    EXPECT_FALSE(preferred(64, 256, 7, 7));
+    EXPECT_FALSE(preferred(256, 256, 12, 12));
+    EXPECT_FALSE(preferred(8, 64, 32, 32));
   });
 }
 

@@ -16,9 +16,19 @@ namespace tern::kernels {
 /// width as block, y NCHWc with that block or NCHW.
 bool winograd_conv_supported(const ref::FusedConvParams& p);
 
+/// Transformed weights up to this many bytes count as cached (L2) for
+/// winograd_conv_preferred.
+inline constexpr int64_t kWinogradCachedWeightBytes = int64_t{1} << 20;
+
+/// Output tiles (4x4) from which winograd_conv_preferred accepts weights that do not stay
+/// cached: 2 FLOP per 4 bytes of streamed weights per tile.
+inline constexpr int64_t kWinogradMinStreamedTiles = 12;
+
 /// Whether the plan should run `p` by winograd rather than by the direct kernel: supported,
-/// and enough channels that the GEMM on the transformed tiles outweighs the transforms
-/// (the thresholds come from bench/conv_bench's direct vs winograd runs; README.md).
+/// enough channels that the GEMM on the transformed tiles outweighs the transforms (the
+/// thresholds come from bench/conv_bench's direct vs winograd runs; README.md), and
+/// either transformed weights of at most kWinogradCachedWeightBytes or at least
+/// kWinogradMinStreamedTiles output tiles to use them on.
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
 
 /// Largest tiles per group (kernels' register tiles divide it: 6, 8 and 12 tiles).
