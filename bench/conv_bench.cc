@@ -8,7 +8,9 @@
 // (`tern roofline`, cached), so a kernel's distance from the machine's ceiling is read
 // directly. Every layer planned as "winograd" is also benchmarked as "direct" (the kernel
 // it replaces, from a plan compiled without select-algorithm), so that the choice is
-// seen to measure faster (kernels::winograd_conv_preferred's thresholds come from these).
+// seen to measure faster (kernels::winograd_conv_preferred's channel thresholds come from
+// these; its tile threshold, which keeps deep small layers on direct, from `tern bench
+// --per-layer`).
 //
 //   build/release/bench/conv_bench [--threads N] [--benchmark_filter=pointwise] ...
 // $TERN_MODELS_DIR overrides ../shared/models.

@@ -88,7 +88,9 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
     };
     // The last: two cache passes (3x3 over 32 channels at 16 lanes) over 48 row segments,
     // whose partial sums (24 KiB each: 96 pixels, 4 blocks) outgrow the kernel's 256 KiB
-    // within each of the three pieces, so the passes start again for its later rows.
+    // within each of the three pieces, so the passes start again for its later rows (on
+    // AVX-512; with 8 or 4 lanes the groups are larger than a piece, and the shapes above
+    // give those targets their several passes).
     const Shape shapes[] = {
         {3, 8, 31, 29, 3, 2, 1, 1},    {3, 32, 17, 23, 3, 1, 1, 1},  {64, 64, 13, 11, 3, 1, 1, 0},
         {32, 64, 9, 27, 1, 1, 0, 0},   {128, 256, 5, 7, 1, 1, 0, 0}, {16, 24, 21, 19, 3, 2, 1, 0},

@@ -237,7 +237,7 @@ TEST(WinogradConv, SupportRules) {
     // (295 KB). Larger ones from 12 tiles: ResNet-18's layer3 (256 channels at 14x14, 16
     // tiles, 9.4 MB), 512 channels at 13x13 (16 tiles); not its layer4 (512 channels at
     // 7x7: 4 tiles for 37.7 MB), 64 -> 256 at 7x7 (2.4 MB) or 256 channels at 12x12 (9
-    // tiles). Never under 16 channels.
+    // tiles), but 12x13 (12 tiles). Never under 16 channels.
     auto preferred = [&](int64_t in, int64_t out, int64_t h, int64_t w) {
       kernels::ref::FusedConvParams q = p;
       q.conv.in_channels = in;
@@ -254,6 +254,7 @@ TEST(WinogradConv, SupportRules) {
     EXPECT_FALSE(preferred(512, 512, 7, 7));
     EXPECT_FALSE(preferred(64, 256, 7, 7));
     EXPECT_FALSE(preferred(256, 256, 12, 12));
+    EXPECT_TRUE(preferred(256, 256, 12, 13));  // 3 x 4: exactly 12 tiles
     EXPECT_FALSE(preferred(8, 64, 32, 32));
   });
 }

@@ -33,8 +33,9 @@ constexpr int kLanes = static_cast<int>(hn::MaxLanes(hn::ScalableTag<float>()));
 constexpr int64_t kSegment = 8 * kTileMaxPixels<1>;
 
 // Bytes of partial sums that a run of work items keeps in cache (L2) between its cache
-// passes over the input channels (see DirectConv): a quarter of a 1 MiB L2 (Zen 5,
-// Cortex-A72's shared one) or an eighth of Sapphire Rapids' 2 MiB.
+// passes over the input channels (see DirectConv): a quarter of a 1 MiB L2 (the
+// development machine's Zen 5 core; Cortex-A72's, shared by 4 cores) or an eighth of
+// Sapphire Rapids' 2 MiB.
 constexpr int64_t kPartialSumBytes = 256 * 1024;
 
 // One convolution, one image, resolved for the tiles.
@@ -235,7 +236,8 @@ HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_
 // Input channels per cache pass for B output blocks: the pass's weights (B * channels
 // * kH * kW vectors) stay within two thirds of the L1 data cache (32 of Sapphire Rapids'
 // 48 KiB, 21 of Cortex-A72's 32 KiB; the rest holds the input and output streams) while
-// every tile of the row reuses them; a multiple of the x block. A fixed 16 KiB (half of
+// every tile of the work items the pass covers reuses them (DirectConv); a multiple of the
+// x block. A fixed 16 KiB (half of
 // Sapphire Rapids' L1) split pointwise layers of more than 64 input channels into passes,
 // each storing and reloading the partial sums: the pointwise layers of RetinaFace,
 // SqueezeNet and UltraFace took 5 to 25 % longer in conv_bench. An NCHW output (the
@@ -379,13 +381,13 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // this target's vector width would read and write past its buffers.
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
   const Direct k = resolve(p, x, w, bias, z, y);
-  // A run of consecutive items of one chunk (one thread's share) goes cache pass by cache
-  // pass: each pass's weights (two thirds of L1, pass_channels) serve every row of the run
-  // from L1 before the next pass, in groups of rows whose partial sums stay within
-  // kPartialSumBytes. Row by row, every row read all of the chunk's weights again, from L2
-  // or, past L2's size, from L3: ResNet-18's layer4.0.conv2 (512 channels at 7x7, 1.2 MB
-  // of weights per chunk) took 1868 us in conv_bench against 1323 this way, layer3.0.conv2
-  // 1576 against 1261.
+  // A run of consecutive items (row segments) of one chunk, one thread's share, goes cache
+  // pass by cache pass: each pass's weights (two thirds of L1, pass_channels) serve every
+  // item of the run from L1 before the next pass, in groups of items whose partial sums
+  // stay within kPartialSumBytes. Item by item, each one read all of the chunk's weights
+  // again, from L2 or, past L2's size, from L3: ResNet-18's layer4.0.conv2 (512 channels at
+  // 7x7, 1.2 MB of weights per chunk) took 1868 us in conv_bench against 1323 this way,
+  // layer3.0.conv2 1576 against 1261.
   const int64_t units = k.oh * k.segments;
   const int64_t unit_pixels = std::min(k.segment, k.ow);
   for (int64_t item = begin; item < end;) {

@@ -16,8 +16,9 @@ namespace tern::kernels {
 /// width as block, y NCHWc with that block or NCHW.
 bool winograd_conv_supported(const ref::FusedConvParams& p);
 
-/// Transformed weights up to this many bytes count as cached (L2) for
-/// winograd_conv_preferred.
+/// Transformed weights up to this many bytes count as cached for winograd_conv_preferred:
+/// the L2 of the development machine's Zen 5 core (1 MiB; Cortex-A72's is 1 MiB shared by
+/// 4 cores).
 inline constexpr int64_t kWinogradCachedWeightBytes = int64_t{1} << 20;
 
 /// Output tiles (4x4) from which winograd_conv_preferred accepts weights that do not stay
@@ -25,10 +26,10 @@ inline constexpr int64_t kWinogradCachedWeightBytes = int64_t{1} << 20;
 inline constexpr int64_t kWinogradMinStreamedTiles = 12;
 
 /// Whether the plan should run `p` by winograd rather than by the direct kernel: supported,
-/// enough channels that the GEMM on the transformed tiles outweighs the transforms (the
-/// thresholds come from bench/conv_bench's direct vs winograd runs; README.md), and
-/// either transformed weights of at most kWinogradCachedWeightBytes or at least
-/// kWinogradMinStreamedTiles output tiles to use them on.
+/// enough channels that the GEMM on the transformed tiles outweighs the transforms (16 in
+/// and out, from bench/conv_bench's direct vs winograd runs), and either transformed
+/// weights of at most kWinogradCachedWeightBytes or at least kWinogradMinStreamedTiles
+/// output tiles to use them on (from `tern bench --per-layer` on ResNet-18). README.md.
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
 
 /// Largest tiles per group (kernels' register tiles divide it: 6, 8 and 12 tiles).
