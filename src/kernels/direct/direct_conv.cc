@@ -151,10 +151,11 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     // The pass's first (block, lane) is the same for every tap: its division stays out.
     //
     // In this loop order, a tile of fewer than 4 accumulators (the border pixels, R = 1,
-    // and the narrowest interior tails) would chain every FMA on the one before (4 cycles each on AVX-512,
-    // while loads allow one per cycle): channels then alternate between kChains copies
-    // of the accumulators, summed at the end. UltraFace's heads (3x3 over 256 channels
-    // at 4x5 pixels, 14 of them border pixels) went from 33 to 25 us in conv_bench.
+    // and the narrowest interior tails) would chain every FMA on the one before (4 cycles
+    // each on AVX-512, while loads allow one per cycle): channels then alternate between
+    // kChains copies of the accumulators, summed at the end. UltraFace's heads (3x3 over
+    // 256 channels at 4x5 pixels, 14 of them border pixels) went from 33 to 25 us in
+    // conv_bench.
     constexpr int kChains = B * R >= 4 ? 1 : (4 + B * R - 1) / (B * R);
     V part[kChains][B][R];
     HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) {
@@ -236,12 +237,12 @@ HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_
 // Input channels per cache pass for B output blocks: the pass's weights (B * channels
 // * kH * kW vectors) stay within two thirds of the L1 data cache (32 of Sapphire Rapids'
 // 48 KiB, 21 of Cortex-A72's 32 KiB; the rest holds the input and output streams) while
-// every tile of the work items the pass covers reuses them (DirectConv); a multiple of the
-// x block. A fixed 16 KiB (half of
-// Sapphire Rapids' L1) split pointwise layers of more than 64 input channels into passes,
-// each storing and reloading the partial sums: the pointwise layers of RetinaFace,
-// SqueezeNet and UltraFace took 5 to 25 % longer in conv_bench. An NCHW output (the
-// heads) takes one pass: its partial sums have no vector layout to wait in.
+// every tile of the work items the pass covers reuses them (DirectConv); a multiple of
+// the x block. A fixed 16 KiB (half of Sapphire Rapids' L1) split pointwise layers of
+// more than 64 input channels into passes, each storing and reloading the partial sums:
+// the pointwise layers of RetinaFace, SqueezeNet and UltraFace took 5 to 25 % longer in
+// conv_bench. An NCHW output (the heads) takes one pass: its partial sums have no vector
+// layout to wait in.
 int64_t pass_channels(const Direct& k, int64_t blocks) {
   if (k.out.y_block == 1) return k.cg;
   const int64_t per_channel = blocks * k.kh * k.kw * k.c * int64_t{sizeof(float)};
@@ -336,8 +337,8 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   }
   // A small image (a pointwise layer at 20x20: one flattened row of 400 pixels, 5
   // segments) takes shorter segments, whole tiles of 12 pixels (on AVX-512 the 3-block
-  // tiles of 8 pixels leave a tail of 4; every other tile divides 12), so that its rows x segments
-  // reach kDirectMinSpatialUnits where they can. With 5 units, parallel_grid split its
+  // tiles of 8 pixels leave a tail of 4; every other tile divides 12), so that its rows x
+  // segments reach kDirectMinSpatialUnits where they can. With 5 units, parallel_grid split its
   // output-channel chunks across the threads instead, and the depthwise layer after it,
   // split by rows, read half its input from the other thread's caches: RetinaFace 640's
   // stage3.1 depthwise (20x20, 256 channels) took 0.048 to 0.059 ms at 2 threads against
@@ -396,6 +397,7 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
     const int64_t g = chunk / k.chunks_per_group;
     const int64_t first = chunk % k.chunks_per_group * kTileMaxBlocks;
     const int64_t blocks = std::min<int64_t>(kTileMaxBlocks, k.group_blocks - first);
+    const int64_t ob0 = g * k.group_blocks + first;
     const int64_t step = pass_channels(k, blocks);
     const int64_t unit_bytes = unit_pixels * blocks * k.c * int64_t{sizeof(float)};
     const int64_t group = std::max<int64_t>(1, kPartialSumBytes / unit_bytes);
@@ -404,8 +406,8 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
       for (int64_t ic = 0; ic < k.cg; ic += step) {
         for (int64_t u = ga; u < gb; ++u) {
           const int64_t oh = u / k.segments, seg = u % k.segments;
-          RowN(blocks, k, g * k.group_blocks + first, g, oh, seg * k.segment,
-               std::min(k.ow, (seg + 1) * k.segment), ic, step);
+          RowN(blocks, k, ob0, g, oh, seg * k.segment, std::min(k.ow, (seg + 1) * k.segment), ic,
+               step);
         }
       }
     }

@@ -21,9 +21,9 @@ bool direct_conv_supported(const ref::FusedConvParams& p);
 
 /// Spatial units (output rows x row segments) direct_conv_work gives an image at least,
 /// where whole 12-pixel tiles allow: a row's segments are then shortened to reach this
-/// many (a 10x10 pointwise layer, 100 pixels, gets 9 segments of 12). ops::parallel_grid splits a
-/// layer by region only with kMinSpatialUnitsPerThread units per thread; this keeps 2 threads on
-/// that split.
+/// many (a 10x10 pointwise layer, 100 pixels, gets 9 segments of 12). ops::parallel_grid
+/// splits a layer by region only with kMinSpatialUnitsPerThread units per thread; this
+/// keeps 2 threads on that split.
 inline constexpr int64_t kDirectMinSpatialUnits = 16;
 
 /// Work items of one image: (chunk of up to 4 output-channel blocks (3 on AVX2 and SSE4),

@@ -322,20 +322,13 @@ bool winograd_conv_preferred(const ref::FusedConvParams& p) {
     return false;
   }
   // Each transformed weight (36 per 3x3 filter, 4x the direct kernel's bytes) serves every
-  // 4x4 tile once: 2 FLOP per 4 bytes per tile. Weights past L2 stream from L3 or DRAM
-  // on every run, and with fewer than 12 tiles (under 6 FLOP per byte: the roofline
-  // balance `tern roofline` measured on the development machine, 221 GFLOP/s over 36 GB/s
-  // at 1 thread, 424 over 62 at 2) the layer waits on memory rather than on its FMAs, so
-  // it gains little from a second thread. ResNet-18's layer4 convs (512 channels at 7x7:
-  // 4 tiles, 37.7 MB of winograd weights) took 1.49 ms by winograd and 1.57 direct at 1
-  // thread (winograd still 5 % ahead), but 1.02 against 0.91 at 2 (`tern bench
-  // --per-layer`), and the direct weights take a quarter of the memory: the rule gives up
-  // those 5 % at 1 thread for the 2-thread time and the memory. Its layer3 (16 tiles,
-  // 9.4 MB) keeps winograd: 0.83 ms against 1.38 direct.
+  // 4x4 tile once: 2 FLOP per 4 bytes per tile. Weights past L2 stream from L3 or DRAM on
+  // every run; with fewer than 12 tiles the layer then waits on memory and gains little
+  // from a second thread (ResNet-18's layer4: README.md, "When it is chosen").
+  // Winograd is applicable only with groups == 1.
   const int64_t tiles = (p.conv.out.h + 3) / 4 * ((p.conv.out.w + 3) / 4);
   const int64_t padded_out = (p.conv.out_channels + p.w_block - 1) / p.w_block * p.w_block;
-  const int64_t weight_bytes =
-      36 * p.conv.in_channels / p.conv.groups * padded_out * int64_t{sizeof(float)};
+  const int64_t weight_bytes = 36 * p.conv.in_channels * padded_out * int64_t{sizeof(float)};
   return tiles >= kWinogradMinStreamedTiles || weight_bytes <= kWinogradCachedWeightBytes;
 }
 
