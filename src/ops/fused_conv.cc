@@ -2,8 +2,9 @@
 // reading and writing NCHW or NCHWc, with ONNX or packed weights. Created by the passes
 // fuse-epilogue, assign-layout and pack-weights, never by a model file.
 // Kernels: kernels/direct (first layer, pointwise, general k x k), kernels/depthwise,
-// kernels/winograd (3x3 stride 1, with weights the select-algorithm pass transformed), and
-// kernels/reference (fused_conv.h, winograd.h) for everything they do not cover.
+// kernels/winograd (3x3 stride 1, with weights the select-algorithm pass transformed),
+// kernels/gemm (1x1 from NCHW to NCHW), and kernels/reference (fused_conv.h, winograd.h)
+// for everything they do not cover.
 #include "kernels/reference/fused_conv.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "kernels/depthwise/depthwise_conv.h"
 #include "kernels/direct/direct_conv.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/reference/winograd.h"
 #include "kernels/winograd/winograd_conv.h"
 #include "ops/conv.h"
@@ -28,13 +30,45 @@ static_assert(kernels::kDirectMinSpatialUnits == 2 * kMinSpatialUnitsPerThread);
 namespace {
 
 // The kernels FusedConv can run, by the name the "algorithm" attribute uses.
-enum class ConvAlgorithm { kReference, kDirectFirst, kPointwise, kDepthwise, kDirect, kWinograd };
+enum class ConvAlgorithm {
+  kReference,
+  kDirectFirst,
+  kPointwise,
+  kDepthwise,
+  kDirect,
+  kWinograd,
+  kGemm
+};
 
-constexpr const char* kAlgorithmNames[] = {"reference", "direct-first", "pointwise",
-                                           "depthwise", "direct",       "winograd"};
-constexpr int kAlgorithms = 6;
+constexpr const char* kAlgorithmNames[] = {"reference", "direct-first", "pointwise", "depthwise",
+                                           "direct",    "winograd",     "gemm"};
+constexpr int kAlgorithms = 7;
 
 const char* algorithm_name(ConvAlgorithm a) { return kAlgorithmNames[static_cast<int>(a)]; }
+
+// A 1x1 conv with stride 1, no padding and one group from NCHW to NCHW on OIHW weights
+// (any spatial rank): per image, Y [M, S] = W [M, C] X [C, S] over the S pixels, which
+// kernels/gemm computes with the pixels along its vectors, so every lane is used whatever
+// M is (ppocr's ConvTranspose 24 -> 1 lowered to a 1x1 conv to 4 channels took 0.60 ms
+// in the reference kernel).
+bool gemm_conv(const kernels::ref::FusedConvParams& p) {
+  const kernels::ref::ConvParams& c = p.conv;
+  return p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && c.groups == 1 &&
+         c.kernel.size() == 1 && c.stride.size() == 1 && c.pad_begin.d == 0 && c.pad_begin.h == 0 &&
+         c.pad_begin.w == 0 && c.out.d == c.in.d && c.out.h == c.in.h && c.out.w == c.in.w;
+}
+
+// The per-image product of a gemm_conv: A = W [M, C], B = X [C, S], Y [M, S].
+kernels::ref::GemmParams gemm_conv_params(const kernels::ref::FusedConvParams& p) {
+  kernels::ref::GemmParams g;
+  g.m = p.conv.out_channels;
+  g.n = p.conv.out.size();
+  g.k = p.conv.in_channels;
+  g.lda = g.k;
+  g.ldb = g.n;
+  g.ldy = g.n;
+  return g;
+}
 
 // The heuristic for OIHW or packed weights: the most specific fast kernel that covers `p`
 // on the SIMD target dispatch picks now; the reference kernel when none does (plain
@@ -43,6 +77,7 @@ const char* algorithm_name(ConvAlgorithm a) { return kAlgorithmNames[static_cast
 // FusedConvOp::algorithm).
 ConvAlgorithm choose_algorithm(const kernels::ref::FusedConvParams& p) {
   const kernels::ref::ConvParams& c = p.conv;
+  if (gemm_conv(p)) return ConvAlgorithm::kGemm;
   if (kernels::depthwise_conv_supported(p)) return ConvAlgorithm::kDepthwise;
   if (kernels::direct_conv_supported(p)) {
     if (p.x_block == 1) return ConvAlgorithm::kDirectFirst;
@@ -64,6 +99,8 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
       return kernels::depthwise_conv_supported(p);
     case ConvAlgorithm::kWinograd:
       return false;  // needs winograd weights, which resolve_algorithm handles first
+    case ConvAlgorithm::kGemm:
+      return gemm_conv(p);
     default:
       return kernels::direct_conv_supported(p);
   }
@@ -86,7 +123,8 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 ///   block               c, required when a layout is NCHWc or the weights are packed;
 ///   out_channels        M, required with packed weights (the padding hides it);
 ///   algorithm           the kernel: "reference", "direct-first", "pointwise",
-///                       "depthwise", "direct" or "winograd" (set by the select-algorithm
+///                       "depthwise", "direct", "winograd" or "gemm" (set by the
+///                       select-algorithm
 ///                       pass); when absent, or when that kernel cannot compute these
 ///                       shapes on the SIMD target in use, the op chooses
 ///                       (choose_algorithm). Winograd weights always run winograd: the
@@ -109,9 +147,9 @@ class FusedConvOp final : public Op {
         w_packed_(w_layout_ != "OIHW"),
         w_winograd_(w_layout_ == "winograd"),
         out_channels_(a.get_int("out_channels", -1)) {
-    const std::string algo =
-        a.get_enum("algorithm", "",
-                   {"", "reference", "direct-first", "pointwise", "depthwise", "direct", "winograd"});
+    const std::string algo = a.get_enum(
+        "algorithm", "",
+        {"", "reference", "direct-first", "pointwise", "depthwise", "direct", "winograd", "gemm"});
     for (int i = 0; i < kAlgorithms; ++i) {
       if (algo == kAlgorithmNames[i]) algorithm_ = static_cast<ConvAlgorithm>(i);
     }
@@ -209,6 +247,7 @@ class FusedConvOp final : public Op {
     const float* z = nullptr;
     float* y = nullptr;
     kernels::WorkGrid grid;   // the SIMD kernel's work items
+    kernels::ref::GemmParams gemm;  // gemm: the product of one image
     int64_t group_tiles = 0;  // winograd: output tiles per group
   };
 
@@ -234,6 +273,9 @@ class FusedConvOp final : public Op {
     } else if (c.algo == ConvAlgorithm::kWinograd) {
       c.group_tiles = kernels::winograd_group_tiles(c.p, ctx.num_threads);
       c.grid = kernels::winograd_conv_work(c.p, c.group_tiles);
+    } else if (c.algo == ConvAlgorithm::kGemm) {
+      c.gemm = gemm_conv_params(c.p);
+      c.grid = kernels::gemm_work(c.gemm);
     } else if (c.algo != ConvAlgorithm::kReference) {
       c.grid = kernels::direct_conv_work(c.p);
     }
@@ -274,6 +316,14 @@ class FusedConvOp final : public Op {
         const int64_t oc = i % units * unit;
         kernels::ref::f32_fused_conv(p, xd + n * x_image, wd, bd, zd ? zd + n * y_image : nullptr,
                                      yd + n * y_image, oc, oc + unit);
+      });
+      return;
+    }
+    if (algo == ConvAlgorithm::kGemm) {
+      // Items: (chunk of output channels, panel of pixels), split by region of the image.
+      parallel_grid(batch, c.grid, ctx.num_threads, [&](int64_t n, int64_t first, int64_t last) {
+        const kernels::GemmOutput out{&p.epilogue, bd, zd ? zd + n * y_image : nullptr};
+        kernels::f32_gemm(c.gemm, wd, xd + n * x_image, yd + n * y_image, out, first, last);
       });
       return;
     }

@@ -1,10 +1,12 @@
 // Gemm (ONNX Gemm-7/9/11/13): Y = alpha * A' * B' + beta * C, float32.
-// Kernel: kernels/reference/gemm.h.
-#include "kernels/reference/gemm.h"
+// Kernel: kernels/gemm (SIMD; B as [K, N], which pack-weights makes of a constant B^T),
+// else kernels/reference/gemm.h.
+#include "kernels/gemm/gemm.h"
 
+#include "kernels/reference/gemm.h"
 #include "ops/op_args.h"
-#include "ops/registry.h"
 #include "ops/parallel.h"
+#include "ops/registry.h"
 
 namespace tern::ops {
 
@@ -69,6 +71,12 @@ class GemmOp final : public Op {
     }
     const float* ad = a.data<float>();
     const float* bd = b.data<float>();
+    if (kernels::gemm_supported(p)) {
+      parallel_ranges(
+          kernels::gemm_work(p).items(), ctx.num_threads,
+          [&](int64_t begin, int64_t end) { kernels::f32_gemm(p, ad, bd, yd, {}, begin, end); });
+      return;
+    }
     parallel_ranges(p.m, ctx.num_threads, [&](int64_t begin, int64_t end) {
       kernels::ref::f32_gemm(p, ad, bd, yd, begin, end);
     });

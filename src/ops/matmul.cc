@@ -1,7 +1,8 @@
 // MatMul (ONNX MatMul-9/13): numpy matmul semantics, float32.
-// Kernel: kernels/reference/gemm.h.
+// Kernel: kernels/gemm (SIMD), one product per batch.
 #include <algorithm>
 
+#include "kernels/gemm/gemm.h"
 #include "kernels/reference/gemm.h"
 #include "ops/op_args.h"
 #include "ops/parallel.h"
@@ -36,10 +37,12 @@ class MatMulOp final : public Op {
     float* yd = outputs[0].data<float>();
     const int64_t batches = shape_numel(pl.batch);
     const int rank = static_cast<int>(pl.batch.size());
-    const int64_t work = batches * p.m;
+    // Work: (batch, item of the product) pairs; MatMul's B is never transposed.
+    const int64_t items = kernels::gemm_work(p).items();
+    const int64_t work = batches * items;
     parallel_for(work, ctx.num_threads, [&](int64_t w) {
-      const int64_t bi = w / p.m;
-      const int64_t row = w % p.m;
+      const int64_t bi = w / items;
+      const int64_t item = w % items;
       // Offsets of batch bi in A and B (strides are 0 along broadcast dims).
       int64_t rem = bi, a_off = 0, b_off = 0;
       for (int d = rank - 1; d >= 0; --d) {
@@ -48,7 +51,7 @@ class MatMulOp final : public Op {
         a_off += i * pl.a_strides[d];
         b_off += i * pl.b_strides[d];
       }
-      kernels::ref::f32_gemm(p, ad + a_off, bd + b_off, yd + bi * p.m * p.n, row, row + 1);
+      kernels::f32_gemm(p, ad + a_off, bd + b_off, yd + bi * p.m * p.n, {}, item, item + 1);
     });
   }
 

@@ -117,7 +117,7 @@ class Op {
 
   /// The kernel this op runs for these input types (physical, as infer() sees them), for
   /// ops that choose between several (FusedConv: "direct", "pointwise", "depthwise",
-  /// ...); "" for ops with one kernel. The pass select-algorithm records it as the node's
+  /// "gemm", ...); "" for ops with one kernel. The pass select-algorithm records it as the node's
   /// "algorithm" attribute, which `tern inspect` shows and the op then follows.
   virtual std::string algorithm(std::span<const TensorType> inputs) const {
     (void)inputs;

@@ -2,7 +2,9 @@
 // kernel reads fastest (DESIGN.md: "Weights are packed once, at plan time"):
 //   - tern.FusedConv with attribute block = c that reads or writes NCHWc (x_layout or
 //     y_layout "NCHWc"), or reads and writes NCHW with at least c / 2 output channels
-//     (and, with groups, whole blocks of them per group), and whose W is a known constant
+//     (and, with groups, whole blocks of them per group), except a 1x1 conv with stride 1,
+//     no padding and one group between NCHW tensors (FusedConv runs it as a GEMM on the
+//     OIHW weights, [M, C] row-major), and whose W is a known constant
 //     in ONNX OIHW layout: W becomes a new constant
 //     kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output channels
 //     blocked, zero padded), weight_layout = "packed", out_channels = M (the padding hides
@@ -27,6 +29,23 @@
 
 namespace tern::passes {
 namespace {
+
+// Whether a FusedConv with weights of shape `ws` is a 1x1 conv with stride 1, no padding
+// and one group: between NCHW tensors, FusedConv's gemm algorithm (ops/fused_conv.cc).
+bool pointwise_one_group(const ir::Node& node, const Shape& ws) {
+  if (int_attr(node, "group", 1) != 1) return false;
+  for (size_t i = 2; i < ws.size(); ++i) {
+    if (ws[i] != 1) return false;
+  }
+  for (const char* name : {"strides", "pads"}) {
+    auto it = node.attrs.find(name);
+    if (it == node.attrs.end()) continue;
+    for (int64_t v : it->second.ints) {
+      if (v != (name[0] == 's' ? 1 : 0)) return false;
+    }
+  }
+  return true;
+}
 
 // B^T of a 2-D float32 tensor, contiguous.
 Tensor transpose2d(const Tensor& b) {
@@ -84,7 +103,8 @@ class PackWeights final : public Pass {
         // a group's output channels do not fill whole blocks (which the direct kernel
         // does not run: the plain reference, f32_conv_nchw, is faster on OIHW weights).
         const int64_t groups = int_attr(node, "group", 1);
-        if (!blocked && (2 * ws[0] < block || (groups > 1 && (ws[0] / groups) % block != 0))) {
+        if (!blocked && (2 * ws[0] < block || (groups > 1 && (ws[0] / groups) % block != 0) ||
+                         pointwise_one_group(node, ws))) {
           continue;
         }
         node.inputs[1] =

@@ -293,6 +293,40 @@ TEST(FusedConvOp, ThreadsAndAlgorithmAttribute) {
   EXPECT_THROW(run_fused("FusedConv", bad, {to_nchwc(x, c, 0), w}), ModelError);
 }
 
+// A 1x1 conv from NCHW to NCHW on OIHW weights runs the GEMM kernel (pixels along the
+// vectors): 1-D, 2-D and 3-D images whose pixel counts leave tails past a vector and a
+// panel of columns, a bias, the residual and activations, against the reference
+// algorithm; every thread count gives the same bits (each output is one thread's sum).
+TEST(FusedConvOp, PlainPointwiseRunsAsGemm) {
+  const std::vector<Shape> shapes = {{2, 24, 300}, {1, 24, 37, 19}, {1, 5, 3, 4, 9}};
+  int seed = 60;
+  for (const Shape& xs : shapes) {
+    const Tensor x = random(xs, ++seed);
+    Shape ws = {4, xs[1]};
+    ws.resize(xs.size(), 1);
+    const Tensor w = random(ws, ++seed), b = random({4}, ++seed);
+    Shape ys = xs;
+    ys[1] = 4;
+    const Tensor z = random(ys, ++seed);
+    for (const char* act : {"Sigmoid", "Relu", "HardSwish"}) {
+      SCOPED_TRACE(::testing::Message() << "x " << shape_str(xs) << " " << act);
+      AttrMap attrs;
+      attrs.s("activation", act).i("residual_before_activation", 1);
+      AttrMap ref = attrs;
+      ref.s("algorithm", "reference");
+      const std::vector<Tensor> in = {x, w, b, z};
+      const std::vector<float> want = run_fused("FusedConv", ref, in)[0].to_float_vector();
+      const std::vector<float> one = run_fused("FusedConv", attrs, in, 1)[0].to_float_vector();
+      // 24 products of values in [-1, 1): a few ulp of 24, far below 1e-4.
+      ASSERT_EQ(one.size(), want.size());
+      for (size_t i = 0; i < one.size(); ++i) ASSERT_NEAR(one[i], want[i], 1e-4f) << i;
+      for (int threads : {2, 3}) {
+        EXPECT_EQ(run_fused("FusedConv", attrs, in, threads)[0].to_float_vector(), one) << threads;
+      }
+    }
+  }
+}
+
 TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
   // 1-D: x [1, 2, 5], w [3, 2, 3], pads 1, Relu; against Conv + Relu.
   const Tensor x = random({1, 2, 5}, 1), w = random({3, 2, 3}, 2), b = random({3}, 3);

@@ -153,6 +153,23 @@ TEST(PackWeights, LeavesNarrowNchwConvsAndRunTimeWeightsAlone) {
     EXPECT_EQ(p.graph.nodes[0].attrs.count("weight_layout"), 0u);
     EXPECT_EQ(p.memory.packed_weight_bytes, 0);
   }
+  // x and y NCHW, 16 output channels in blocks of 8: a 1x1 conv with stride 1 stays OIHW
+  // (FusedConv runs it as a GEMM on W [M, C]); with stride 2 it is packed.
+  for (int64_t stride : {1, 2}) {
+    ModelBuilder m;
+    m.input("x", {1, 5, 7, 6});
+    m.output("y");
+    m.initializer("w", {16, 5, 1, 1}, weights(80, 6));
+    set_ints(m.node("Conv", {"x", "w"}, {"y"}, "pw"), "strides", {stride, stride});
+    passes::Program q = compile(m, {{DType::kFloat32, {1, 5, 7, 6}}}, passes::pass_names(), 8);
+    ir::Node& node = q.graph.nodes[0];
+    node.domain = "tern";
+    node.op_type = "FusedConv";
+    node.attrs["block"] = num(8);
+    passes::analyze(q);
+    EXPECT_EQ(pack_pass().run(q), stride == 1 ? 0 : 1) << "stride " << stride;
+    EXPECT_EQ(q.graph.nodes[0].attrs.count("weight_layout"), stride == 1 ? 0u : 1u);
+  }
   {  // W is a graph input: not known at plan time.
     passes::Program p = conv_program(8, "NCHWc", false);
     EXPECT_EQ(pack_pass().run(p), 0);

@@ -1,0 +1,44 @@
+// Register-blocked matrix multiply (Highway, dispatched at run time): the kernel of Gemm,
+// MatMul, FusedGemm and FusedMatMul, and of FusedConv's `gemm` algorithm (a 1x1 conv
+// from NCHW to NCHW is W [M, C] x X [C, H*W]). See README.md in this folder.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/reference/epilogue.h"
+#include "kernels/reference/gemm.h"
+#include "kernels/work_grid.h"
+
+namespace tern::kernels {
+
+/// What f32_gemm adds to a finished element y[i, j] besides alpha * (A B)[i, j] and
+/// beta * y[i, j]: a per-row bias (a conv's output channel), then the epilogue (residual
+/// z[i, j] at z + i * ldy + j, activation). Every field is optional.
+struct GemmOutput {
+  const ref::Epilogue* e = nullptr;  ///< nullptr: no residual, no activation
+  const float* row_bias = nullptr;   ///< [M] or nullptr
+  const float* z = nullptr;          ///< [M, N] with Y's ldy; read only when e->residual
+};
+
+/// Whether f32_gemm computes `p`: B stored as [K, N] (no trans_b; pack-weights transposes
+/// a constant B^T once at plan time), any A layout.
+bool gemm_supported(const ref::GemmParams& p);
+
+/// Work items of one product: a grid of chunks of rows (outer) x panels of columns
+/// (inner), row-chunk major. f32_gemm computes any sub-range of [0, items()), so callers
+/// split it across threads; a 1-row product (a fully connected layer on one image) still
+/// has one item per panel of columns, and a 1x1 conv's panels are regions of its image
+/// (ops::parallel_grid's spatial split).
+WorkGrid gemm_work(const ref::GemmParams& p);
+
+/// y = epilogue(alpha * op(A) B + beta * y + row_bias) for items [begin, end) of
+/// gemm_work(p) (layouts: ref::GemmParams; y must not overlap A, B or z). A tile holds R
+/// rows x V vectors of columns in registers over all of K (AVX-512 and NEON 6 x 4, AVX2
+/// and SSE4 4 x 3): per k it loads V vectors of B's row k and broadcasts R elements of A.
+/// A panel's columns are taken one tile width at a time, so the K x (V lanes) strip of B
+/// stays in L1 or L2 while every row tile of the chunk reads it. Columns past the last
+/// whole vector run a scalar loop. Requires gemm_supported(p).
+void f32_gemm(const ref::GemmParams& p, const float* a, const float* b, float* y,
+              const GemmOutput& out, int64_t begin, int64_t end);
+
+}  // namespace tern::kernels
