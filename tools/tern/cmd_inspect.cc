@@ -43,21 +43,25 @@ std::string shapes_text(const LayerInfo& layer) {
 }
 
 void print_layers(const std::vector<LayerInfo>& layers) {
-  size_t name_width = 4, op_width = 2, shape_width = 12;
+  size_t name_width = 4, op_width = 2, algo_width = 9, shape_width = 12;
   int64_t total_macs = 0;
   for (const LayerInfo& l : layers) {
     total_macs += l.macs;
     name_width = std::max(name_width, l.name.size());
     op_width = std::max(op_width, l.op_type.size());
+    algo_width = std::max(algo_width, l.algorithm.size());
     shape_width = std::max(shape_width, shapes_text(l).size());
   }
   name_width = std::min<size_t>(name_width, 56);
-  fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", "#", "name", name_width, "op", op_width,
-             "output shape", shape_width, "MACs");
+  // algorithm: the kernel the select-algorithm pass chose (FusedConv), blank for ops with
+  // one kernel.
+  fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", "#", "name", name_width, "op",
+             op_width, "algorithm", algo_width, "output shape", shape_width, "MACs");
   int index = 0;
   for (const LayerInfo& l : layers) {
-    fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", ++index, l.name, name_width, l.op_type,
-               op_width, shapes_text(l), shape_width, l.macs ? group_digits(l.macs) : "");
+    fmt::print("  {:>4}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>13}\n", ++index, l.name, name_width,
+               l.op_type, op_width, l.algorithm, algo_width, shapes_text(l), shape_width,
+               l.macs ? group_digits(l.macs) : "");
   }
   fmt::print("total: {:.3f} GMACs ({} multiply-accumulates)\n", double(total_macs) * 1e-9,
              group_digits(total_macs));
@@ -161,7 +165,8 @@ Command add_inspect(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "inspect",
       "Show a model's inputs, outputs, opset, op histogram and parameter count; with shapes "
-      "for its symbolic inputs, the compiled plan: every layer's output shape, layout and MACs, "
+      "for its symbolic inputs, the compiled plan: every layer's kernel (algorithm), output shape, "
+      "layout and MACs, "
       "node counts and arena bytes");
   sub->add_option("MODEL", opt->model, "ONNX model file")->required();
   sub->add_option("--shape", opt->shapes,
