@@ -46,16 +46,20 @@ constexpr int kAlgorithms = 7;
 
 const char* algorithm_name(ConvAlgorithm a) { return kAlgorithmNames[static_cast<int>(a)]; }
 
-// A 1x1 conv with stride 1, no padding and one group from NCHW to NCHW on OIHW weights
-// (any spatial rank): per image, Y [M, S] = W [M, C] X [C, S] over the S pixels, which
-// kernels/gemm computes with the pixels along its vectors, so every lane is used whatever
-// M is (ppocr's ConvTranspose 24 -> 1 lowered to a 1x1 conv to 4 channels took 0.60 ms
-// in the reference kernel).
-bool gemm_conv(const kernels::ref::FusedConvParams& p) {
-  const kernels::ref::ConvParams& c = p.conv;
-  return p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && c.groups == 1 &&
-         c.kernel.size() == 1 && c.stride.size() == 1 && c.pad_begin.d == 0 && c.pad_begin.h == 0 &&
+// A 1x1 kernel with stride 1 and no padding whose output has the input's extent: output
+// pixel i is input pixel i (any spatial rank; direct_conv_supported limits pointwise to 2-D).
+bool pointwise_window(const kernels::ref::ConvParams& c) {
+  return c.kernel.size() == 1 && c.stride.size() == 1 && c.pad_begin.d == 0 && c.pad_begin.h == 0 &&
          c.pad_begin.w == 0 && c.out.d == c.in.d && c.out.h == c.in.h && c.out.w == c.in.w;
+}
+
+// A pointwise_window conv with one group from NCHW to NCHW on OIHW weights: per image,
+// Y [M, S] = W [M, C] X [C, S] over the S pixels, which kernels/gemm computes with the
+// pixels along its vectors, so every lane is used whatever M is (ppocr's ConvTranspose
+// 24 -> 1 lowered to a 1x1 conv to 4 channels took 0.60 ms in the reference kernel).
+bool gemm_conv(const kernels::ref::FusedConvParams& p) {
+  return p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && p.conv.groups == 1 &&
+         pointwise_window(p.conv);
 }
 
 // The per-image product of a gemm_conv: A = W [M, C], B = X [C, S], Y [M, S].
@@ -72,19 +76,15 @@ kernels::ref::GemmParams gemm_conv_params(const kernels::ref::FusedConvParams& p
 
 // The heuristic for OIHW or packed weights: the most specific fast kernel that covers `p`
 // on the SIMD target dispatch picks now; the reference kernel when none does (plain
-// layouts, 3-D, grouped convs whose groups split a channel block, a target whose vectors
-// are not p's block). Winograd needs transformed weights, so it is never chosen here (see
-// FusedConvOp::algorithm).
+// layouts and 3-D but a gemm_conv, grouped convs whose groups split a channel block, a
+// target whose vectors are not p's block). Winograd needs transformed weights, so it is never
+// chosen here (see FusedConvOp::algorithm).
 ConvAlgorithm choose_algorithm(const kernels::ref::FusedConvParams& p) {
-  const kernels::ref::ConvParams& c = p.conv;
   if (gemm_conv(p)) return ConvAlgorithm::kGemm;
   if (kernels::depthwise_conv_supported(p)) return ConvAlgorithm::kDepthwise;
   if (kernels::direct_conv_supported(p)) {
     if (p.x_block == 1) return ConvAlgorithm::kDirectFirst;
-    const bool one = c.kernel.h == 1 && c.kernel.w == 1 && c.stride.h == 1 && c.stride.w == 1 &&
-                     c.pad_begin.h == 0 && c.pad_begin.w == 0 && c.out.h == c.in.h &&
-                     c.out.w == c.in.w;
-    return one ? ConvAlgorithm::kPointwise : ConvAlgorithm::kDirect;
+    return pointwise_window(p.conv) ? ConvAlgorithm::kPointwise : ConvAlgorithm::kDirect;
   }
   return ConvAlgorithm::kReference;
 }
@@ -124,9 +124,8 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 ///   out_channels        M, required with packed weights (the padding hides it);
 ///   algorithm           the kernel: "reference", "direct-first", "pointwise",
 ///                       "depthwise", "direct", "winograd" or "gemm" (set by the
-///                       select-algorithm
-///                       pass); when absent, or when that kernel cannot compute these
-///                       shapes on the SIMD target in use, the op chooses
+///                       select-algorithm pass); when absent, or when that kernel cannot
+///                       compute these shapes on the SIMD target in use, the op chooses
 ///                       (choose_algorithm). Winograd weights always run winograd: the
 ///                       SIMD kernel, or its reference twin on a target whose vectors
 ///                       are not the weights' block.

@@ -45,6 +45,19 @@ std::vector<Tensor> run_fused(const std::string& op_type, const AttrMap& attrs,
   return outputs;
 }
 
+// The kernel FusedConv `attrs` chooses for `inputs` (Op::algorithm, what select-algorithm
+// records).
+std::string conv_algorithm(const AttrMap& attrs, const std::vector<Tensor>& inputs) {
+  const ops::OpSchema* schema = ops::OpRegistry::global().find(ops::kInternalDomain, "FusedConv");
+  ops::Attrs reader(attrs.attrs, "FusedConv 'test_node'");
+  auto op = schema->create(reader, ops::OpContext{"test_node", "FusedConv", 13, 1});
+  std::vector<ops::TensorType> types;
+  for (const Tensor& t : inputs) {
+    types.push_back(t.defined() ? ops::TensorType{t.dtype(), t.shape()} : ops::TensorType{});
+  }
+  return op->algorithm(types);
+}
+
 // ---- plain references ----------------------------------------------------------------
 
 struct Act {
@@ -315,6 +328,8 @@ TEST(FusedConvOp, PlainPointwiseRunsAsGemm) {
       AttrMap ref = attrs;
       ref.s("algorithm", "reference");
       const std::vector<Tensor> in = {x, w, b, z};
+      ASSERT_EQ(conv_algorithm(attrs, in), "gemm");
+      ASSERT_EQ(conv_algorithm(ref, in), "reference");
       const std::vector<float> want = run_fused("FusedConv", ref, in)[0].to_float_vector();
       const std::vector<float> one = run_fused("FusedConv", attrs, in, 1)[0].to_float_vector();
       // 24 products of values in [-1, 1): a few ulp of 24, far below 1e-4.

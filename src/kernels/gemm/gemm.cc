@@ -3,6 +3,8 @@
 #define HWY_TARGET_INCLUDE "kernels/gemm/gemm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
+#include <vector>
+
 #include "hwy/highway.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/simd/epilogue-inl.h"
@@ -87,14 +89,13 @@ HWY_NOINLINE void FinishVector(D d, const Product& g, int64_t i, int64_t j, hn::
   float* yp = g.y + i * p.ldy + j;
   auto v = p.alpha == 1.0f ? acc : hn::Mul(hn::Set(d, p.alpha), acc);
   if (p.beta != 0.0f) v = hn::MulAdd(hn::Set(d, p.beta), hn::LoadU(d, yp), v);
-  if (e != nullptr) {
-    const float* zp = g.out.z + i * p.ldy + j;
-    if (e->residual && e->residual_before_activation) v = hn::Add(v, hn::LoadU(d, zp));
-    v = ActivateVector(d, *e, v);
-    if (e->residual && !e->residual_before_activation) v = hn::Add(v, hn::LoadU(d, zp));
-  }
+  if (e != nullptr) v = EpilogueVector(d, *e, v, g.out.z + i * p.ldy + j);
   hn::StoreU(v, d, yp);
 }
+
+// A(i, k) = a[i * RowStep(p) + k * KStep(p)].
+inline int64_t RowStep(const ref::GemmParams& p) { return p.trans_a ? 1 : p.lda; }
+inline int64_t KStep(const ref::GemmParams& p) { return p.trans_a ? p.lda : 1; }
 
 // Rows [i0, i0 + R) x columns [j0, j0 + V * lanes) over all of K.
 template <int R, int V>
@@ -110,8 +111,7 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, int64_t j0, Finish mode) {
     const Vec init = g.out.row_bias ? hn::Set(d, g.out.row_bias[i0 + r]) : hn::Zero(d);
     HWY_UNROLL(8) for (int v = 0; v < V; ++v) acc[r][v] = init;
   }
-  // A(i, k) = a[i * row_step + k * k_step].
-  const int64_t row_step = p.trans_a ? 1 : p.lda, k_step = p.trans_a ? p.lda : 1;
+  const int64_t row_step = RowStep(p), k_step = KStep(p);
   const float* a0 = g.a + i0 * row_step;
   const float* bk = g.b + j0;
   for (int64_t k = 0; k < p.k; ++k, a0 += k_step, bk += p.ldb) {
@@ -142,6 +142,7 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, int64_t j0, Finish mode) {
 // Tile<r, v> for run-time r in [1, kRows] and v in [1, kVectors].
 template <int R = 1, int V = 1>
 HWY_INLINE void TileN(int64_t r, int64_t v, const Product& g, int64_t i0, int64_t j0, Finish mode) {
+  HWY_DASSERT(1 <= r && r <= kRows && 1 <= v && v <= kVectors);
   if constexpr (R <= kRows && V <= kVectors) {
     if (r == R && v == V) return Tile<R, V>(g, i0, j0, mode);
     if (v == V) return TileN<R + 1, 1>(r, v, g, i0, j0, mode);
@@ -149,17 +150,31 @@ HWY_INLINE void TileN(int64_t r, int64_t v, const Product& g, int64_t i0, int64_
   }
 }
 
-// Columns [j0, j1) past the last whole vector of B, for rows [i0, i1): a dot product per
-// element.
-void ScalarColumns(const Product& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+// Columns [whole, n) of rows [i0, i1), fewer than a vector: B's tail is copied into a
+// zero-padded K x lanes strip, the vector tile runs on it into a row buffer, and each real
+// element is finished from there, so no load or store goes past a row of B or Y (a 1x1
+// conv of 15 pixels would otherwise run all its products one float at a time).
+void TailColumns(const Product& g, int64_t i0, int64_t i1, int64_t whole) {
   const ref::GemmParams& p = *g.p;
-  const int64_t row_step = p.trans_a ? 1 : p.lda, k_step = p.trans_a ? p.lda : 1;
+  const int64_t lanes = g.lanes, tail = p.n - whole;
+  thread_local std::vector<float> strip, rows;
+  strip.assign(static_cast<size_t>(p.k * lanes), 0.0f);
+  for (int64_t k = 0; k < p.k; ++k) {
+    for (int64_t j = 0; j < tail; ++j) strip[k * lanes + j] = g.b[k * p.ldb + whole + j];
+  }
+  rows.resize(static_cast<size_t>((i1 - i0) * lanes));
+  ref::GemmParams q = p;  // the strip: rows of `lanes` columns, finished later
+  q.n = q.ldb = q.ldy = lanes;
+  q.alpha = 1.0f;
+  q.beta = 0.0f;
+  GemmOutput out;
+  out.row_bias = g.out.row_bias ? g.out.row_bias + i0 : nullptr;
+  const Product t{&q, g.a + i0 * RowStep(p), strip.data(), rows.data(), out, lanes};
+  for (int64_t i = 0; i < i1 - i0; i += kRows) {
+    TileN(std::min<int64_t>(kRows, i1 - i0 - i), 1, t, i, 0, Finish::kStore);
+  }
   for (int64_t i = i0; i < i1; ++i) {
-    for (int64_t j = j0; j < j1; ++j) {
-      float s = g.out.row_bias ? g.out.row_bias[i] : 0.0f;
-      for (int64_t k = 0; k < p.k; ++k) s += g.a[i * row_step + k * k_step] * g.b[k * p.ldb + j];
-      FinishScalar(g, i, j, s);
-    }
+    for (int64_t j = 0; j < tail; ++j) FinishScalar(g, i, whole + j, rows[(i - i0) * lanes + j]);
   }
 }
 
@@ -182,6 +197,7 @@ WorkGrid GemmWork(const ref::GemmParams& p) {
 void GemmRun(const ref::GemmParams& p, const float* a, const float* b, float* y,
              const GemmOutput& out, int64_t begin, int64_t end) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  HWY_DASSERT(p.alpha == 1.0f || out.row_bias == nullptr);
   const Product g{&p, a, b, y, out, lanes};
   const Finish mode = finish_mode(g);
   const int64_t panels = Panels(p, lanes);
@@ -198,7 +214,7 @@ void GemmRun(const ref::GemmParams& p, const float* a, const float* b, float* y,
         TileN(std::min<int64_t>(kRows, i1 - i), vectors, g, i, j, mode);
       }
     }
-    if (c1 > whole) ScalarColumns(g, i0, i1, std::max(c0, whole), c1);
+    if (c1 > whole) TailColumns(g, i0, i1, whole);
   }
 }
 

@@ -11,9 +11,10 @@
 
 namespace tern::kernels {
 
-/// What f32_gemm adds to a finished element y[i, j] besides alpha * (A B)[i, j] and
-/// beta * y[i, j]: a per-row bias (a conv's output channel), then the epilogue (residual
-/// z[i, j] at z + i * ldy + j, activation). Every field is optional.
+/// What f32_gemm adds besides alpha * (A B)[i, j] and beta * y[i, j]: a per-row bias (a
+/// conv's output channel; it starts the accumulator, so alpha would scale it: only with
+/// alpha = 1), then the epilogue (residual z[i, j] at z + i * ldy + j, activation). Every
+/// field is optional.
 struct GemmOutput {
   const ref::Epilogue* e = nullptr;  ///< nullptr: no residual, no activation
   const float* row_bias = nullptr;   ///< [M] or nullptr
@@ -31,13 +32,15 @@ bool gemm_supported(const ref::GemmParams& p);
 /// (ops::parallel_grid's spatial split).
 WorkGrid gemm_work(const ref::GemmParams& p);
 
-/// y = epilogue(alpha * op(A) B + beta * y + row_bias) for items [begin, end) of
+/// y = epilogue(alpha * op(A) B + beta * y + row_bias) (row_bias only with alpha = 1)
+/// for items [begin, end) of
 /// gemm_work(p) (layouts: ref::GemmParams; y must not overlap A, B or z). A tile holds R
 /// rows x V vectors of columns in registers over all of K (AVX-512 and NEON 6 x 4, AVX2
 /// and SSE4 4 x 3): per k it loads V vectors of B's row k and broadcasts R elements of A.
 /// A panel's columns are taken one tile width at a time, so the K x (V lanes) strip of B
 /// stays in L1 or L2 while every row tile of the chunk reads it. Columns past the last
-/// whole vector run a scalar loop. Requires gemm_supported(p).
+/// whole vector run the same tile on a zero-padded copy of B's tail. Requires
+/// gemm_supported(p).
 void f32_gemm(const ref::GemmParams& p, const float* a, const float* b, float* y,
               const GemmOutput& out, int64_t begin, int64_t end);
 

@@ -5,7 +5,8 @@
 // value and the activation happens here, so no separate pass over y exists. Semantics
 // are those of kernels/reference/epilogue.h; every activation but Sigmoid and SiLU is the
 // reference's float expression, those two use Highway's Exp (within 1 ULP of std::exp)
-// and differ from the reference by a few ULP.
+// and differ from the reference by a few ULP (and below -88.7, where the reference's
+// exp(-v) overflows to 0, by the vector's e^v, under 1.2e-38).
 //
 // Per-target header: include it after hwy/highway.h inside a foreach_target translation
 // unit (the include guard toggles with HWY_TARGET_TOGGLE, as Highway's -inl.h headers do).
@@ -145,6 +146,17 @@ inline bool needs_scalar_activation(const ref::Epilogue& e) {
   }
 }
 
+/// The epilogue of `e` on a finished vector v (bias included): the residual (the vector
+/// at z, read only when e.residual) before or after the activation. The activation must
+/// have a vector form (needs_scalar_activation false).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V EpilogueVector(D d, const ref::Epilogue& e, V v, const float* z) {
+  if (e.residual && e.residual_before_activation) v = hn::Add(v, hn::LoadU(d, z));
+  v = ActivateVector(d, e, v);
+  if (e.residual && !e.residual_before_activation) v = hn::Add(v, hn::LoadU(d, z));
+  return v;
+}
+
 /// Stores the finished accumulator `acc` (bias already included) of output channel block
 /// `ob` at pixel `pix` of y through the epilogue.
 template <class D, class V = hn::Vec<D>>
@@ -154,15 +166,13 @@ HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix,
   const int64_t valid = o.channels - ob * c;  // lanes holding real channels
   if (o.y_block == c && !needs_scalar_activation(e)) {
     const int64_t off = (ob * o.plane + pix) * c;
-    if (e.residual && e.residual_before_activation) acc = hn::Add(acc, hn::LoadU(d, o.z + off));
-    acc = ActivateVector(d, e, acc);
-    if (e.residual && !e.residual_before_activation) acc = hn::Add(acc, hn::LoadU(d, o.z + off));
+    acc = EpilogueVector(d, e, acc, o.z + off);
     if (valid < c) acc = hn::IfThenElseZero(hn::FirstN(d, static_cast<size_t>(valid)), acc);
     hn::StoreU(acc, d, o.y + off);
     return;
   }
-  // NCHW or NHWC output, or a transcendental activation: lane by lane through the
-  // reference.
+  // NCHW or NHWC output, or an activation without a vector form: lane by lane through
+  // the reference.
   HWY_ALIGN float lanes[hn::MaxLanes(d)];
   hn::Store(acc, d, lanes);
   const int64_t n = valid < c ? valid : c;
