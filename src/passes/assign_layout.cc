@@ -9,7 +9,8 @@
 //   (the paper's direct conv), so no reorder of the input exists. A FusedConv whose
 //   residual Z is not blocked writes NCHW (Z is read in Y's layout); one whose output no
 //   NCHWc op reads (only NCHW consumers or a graph output) also writes NCHW directly,
-//   which saves a reorder.
+//   which saves a reorder. A FusedConv that reads NCHW and whose only readers are 1x1
+//   convs writing NCHW writes NCHW as well: they run as a GEMM (feed_plain_pointwise).
 // - Elementwise ops whose inputs are blocked values of one logical shape, or constant
 //   float32 scalars: unary (Relu, LeakyRelu, Sigmoid, Clip, HardSwish, HardSigmoid,
 //   Tanh, ...) and Add, Sub, Mul, Div, Max, Min. They run unchanged on the 5-D tensors.
@@ -112,6 +113,7 @@ class LayoutPlanner {
   int run() {
     for (int n : p_.order()) decide(n);
     write_plain_where_unread();
+    feed_plain_pointwise();
     int changes = 0;
     for (size_t n = 0; n < role_.size(); ++n) changes += rewrite(static_cast<int>(n));
     changes += insert_reorders();
@@ -120,6 +122,11 @@ class LayoutPlanner {
   }
 
  private:
+  // Whether conv node `node` adds a residual Z (input 3).
+  static bool has_residual(const ir::Node& node) {
+    return node.inputs.size() > 3 && node.inputs[3] >= 0;
+  }
+
   // A 4-D float32 value of static shape with every dim >= 1.
   bool image(int v) const {
     if (v < 0 || !logical_[v] || logical_[v]->dtype != DType::kFloat32) return false;
@@ -310,7 +317,7 @@ class LayoutPlanner {
       if (role_[n] != Role::kConv) continue;
       const ir::Node& node = p_.graph.nodes[n];
       const int y = node.outputs[0];
-      if (!blocked_[y] || (node.inputs.size() > 3 && node.inputs[3] >= 0)) continue;
+      if (!blocked_[y] || has_residual(node)) continue;
       bool read_blocked = false;
       for (int m : p_.consumers(y)) {
         for (size_t k = 0; k < p_.graph.nodes[m].inputs.size(); ++k) {
@@ -321,6 +328,49 @@ class LayoutPlanner {
       }
       if (!read_blocked) blocked_[y] = false;
     }
+  }
+
+  // A conv that reads NCHW (a conv between NCHW-only ops, as in ppocr's head) and whose
+  // every reader is a 1x1 conv with stride 1, no padding and one group writing NCHW
+  // writes NCHW too, and they read it so: they run FusedConv's gemm algorithm (the pixels
+  // along the vectors) instead of the NCHWc pointwise kernel, whose NCHW stores scatter
+  // every vector over c planes. Only where the conv keeps a SIMD kernel from NCHW to NCHW
+  // (plain_conv_kernel), and not for a conv reading NCHWc (the detection heads' 1x1 convs
+  // after a depthwise one): the depthwise kernel would then write NCHW lane by lane.
+  void feed_plain_pointwise() {
+    for (size_t n = 0; n < role_.size(); ++n) {
+      if (role_[n] != Role::kConv || reads_blocked_[n][0]) continue;
+      const ir::Node& node = p_.graph.nodes[n];
+      const int y = node.outputs[0];
+      if (!blocked_[y] || has_residual(node) || p_.is_graph_output(y)) continue;
+      if (plain_conv_kernel(p_, node, p_.known[node.inputs[1]].shape(), c_) ==
+          PlainConvKernel::kReference) {
+        continue;
+      }
+      const std::vector<int> readers = p_.consumers(y);
+      if (readers.empty()) continue;
+      if (!std::all_of(readers.begin(), readers.end(),
+                       [&](int m) { return plain_pointwise_reader(m, y); })) {
+        continue;
+      }
+      blocked_[y] = false;
+      for (int m : readers) reads_blocked_[m][0] = false;
+    }
+  }
+
+  // Node m is a conv writing NCHW that reads y as its X only: 1x1, stride 1, no padding,
+  // one group (pointwise_one_group), no residual, not followed by an NHWC Transpose.
+  bool plain_pointwise_reader(int m, int y) const {
+    if (role_[m] != Role::kConv) return false;
+    const ir::Node& node = p_.graph.nodes[m];
+    if (node.inputs[0] != y || blocked_[node.outputs[0]]) return false;
+    for (size_t k = 1; k < node.inputs.size(); ++k) {
+      if (node.inputs[k] == y) return false;
+    }
+    if (has_residual(node)) return false;
+    // Not a detection head (read_by_nhwc_transpose): it keeps the kernels that write NHWC.
+    if (read_by_nhwc_transpose(p_, node.outputs[0])) return false;
+    return pointwise_one_group(node, p_.known[node.inputs[1]].shape());
   }
 
   // Rewrites node n's type, attributes or constant inputs for its role; returns 1 when

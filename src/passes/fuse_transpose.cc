@@ -9,8 +9,9 @@
 // Legal when: the conv's output is 4-D (a 2-D conv), NCHW (y_layout NCHW: assign-layout
 // ran and left it plain), read by the Transpose only and not a graph output; the conv has
 // no residual input (its z would have to be NHWC too); its weights are not winograd
-// weights and it is not depthwise (by its algorithm or its groups: those kernels write
-// NCHW or NCHWc only; the direct kernels and the reference write NHWC).
+// weights and it is not depthwise (by its algorithm or its groups) or gemm (by its
+// algorithm): those kernels write NCHW or NCHWc only; the direct kernels and the
+// reference write NHWC.
 #include "ops/registry.h"
 #include "passes/pass.h"
 
@@ -46,6 +47,9 @@ class FuseTranspose final : public NodeRule {
     if (string_attr(conv, "y_layout", "NCHW") != "NCHW") return false;
     if (string_attr(conv, "weight_layout", "OIHW") == "winograd") return false;
     if (string_attr(conv, "algorithm", "") == "depthwise") return false;
+    // The GEMM kernel (a 1x1 conv from NCHW to NCHW) has the pixels along its vectors and
+    // writes NCHW only; with NHWC the reference would run instead.
+    if (string_attr(conv, "algorithm", "") == "gemm") return false;
     if (!p.types[t] || p.types[t]->shape.size() != 4) return false;
     // A depthwise conv by its shape too (select-algorithm may be off): the reference
     // would run it instead of the depthwise kernel.

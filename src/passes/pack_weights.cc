@@ -1,14 +1,13 @@
 // pack-weights: re-lays-out constant weights once, at plan time, into the layout the
 // kernel reads fastest (DESIGN.md: "Weights are packed once, at plan time"):
-//   - tern.FusedConv with attribute block = c that reads or writes NCHWc (x_layout or
-//     y_layout "NCHWc"), or reads and writes NCHW with at least c / 2 output channels
-//     (and, with groups, whole blocks of them per group), except a 1x1 conv with stride 1,
-//     no padding and one group between NCHW tensors (FusedConv runs it as a GEMM on the
-//     OIHW weights, [M, C] row-major), and whose W is a known constant
-//     in ONNX OIHW layout: W becomes a new constant
-//     kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output channels
-//     blocked, zero padded), weight_layout = "packed", out_channels = M (the padding hides
-//     M). The NCHWc kernel then loads the c output channels of one tap as one vector.
+//   - tern.FusedConv with attribute block = c and a known constant W in ONNX OIHW layout
+//     that reads or writes NCHWc (x_layout or y_layout "NCHWc"), or that reads and writes
+//     NCHW and runs the direct kernel (plain_conv_kernel: at least c / 2 output channels,
+//     whole blocks of them per group; not a 1x1 conv that runs as a GEMM on its OIHW
+//     weights): W becomes a new constant kernels::ref::pack_conv_weights(W, c)
+//     ([ceil(M/c), C/g, kH, kW, c], output channels blocked, zero padded), weight_layout
+//     = "packed", out_channels = M (the padding hides M). The NCHWc kernel then loads the
+//     c output channels of one tap as one vector.
 //   - Gemm / tern.FusedGemm with transB = 1 and a known constant B [N, K]: B becomes the
 //     constant B^T [K, N] and transB = 0, so the kernel's inner loop runs along a
 //     contiguous row of N outputs (y_row += a_ik * b_row) instead of a dot product per
@@ -29,23 +28,6 @@
 
 namespace tern::passes {
 namespace {
-
-// Whether a FusedConv with weights of shape `ws` is a 1x1 conv with stride 1, no padding
-// and one group: between NCHW tensors, FusedConv's gemm algorithm (ops/fused_conv.cc).
-bool pointwise_one_group(const ir::Node& node, const Shape& ws) {
-  if (int_attr(node, "group", 1) != 1) return false;
-  for (size_t i = 2; i < ws.size(); ++i) {
-    if (ws[i] != 1) return false;
-  }
-  for (const char* name : {"strides", "pads"}) {
-    auto it = node.attrs.find(name);
-    if (it == node.attrs.end()) continue;
-    for (int64_t v : it->second.ints) {
-      if (v != (name[0] == 's' ? 1 : 0)) return false;
-    }
-  }
-  return true;
-}
 
 // B^T of a 2-D float32 tensor, contiguous.
 Tensor transpose2d(const Tensor& b) {
@@ -98,13 +80,10 @@ class PackWeights final : public Pass {
         const int64_t block = int_attr(node, "block", 0);
         if (block < 1) continue;  // the op would reject the node anyway
         // NCHW in and out (a conv between two NCHW-only ops, as in ppocr's head): packed
-        // too, so that the SIMD direct kernel runs it instead of the scalar reference (30
-        // of ppocr's 77 ms), unless fewer than half of a block's lanes hold channels or
-        // a group's output channels do not fill whole blocks (which the direct kernel
-        // does not run: the plain reference, f32_conv_nchw, is faster on OIHW weights).
-        const int64_t groups = int_attr(node, "group", 1);
-        if (!blocked && (2 * ws[0] < block || (groups > 1 && (ws[0] / groups) % block != 0) ||
-                         pointwise_one_group(node, ws))) {
+        // too where the SIMD direct kernel runs it instead of the scalar reference (30 of
+        // ppocr's 77 ms); the GEMM kernel reads OIHW weights, and the plain reference
+        // (f32_conv_nchw) is faster on them (plain_conv_kernel).
+        if (!blocked && plain_conv_kernel(p, node, ws, block) != PlainConvKernel::kDirect) {
           continue;
         }
         node.inputs[1] =

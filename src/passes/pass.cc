@@ -47,6 +47,43 @@ int64_t int_attr(const ir::Node& n, const char* name, int64_t def) {
   return it != n.attrs.end() && it->second.type == ir::Attribute::Type::kInt ? it->second.i : def;
 }
 
+bool pointwise_one_group(const ir::Node& conv, const Shape& w) {
+  if (int_attr(conv, "group", 1) != 1) return false;
+  for (size_t i = 2; i < w.size(); ++i) {
+    if (w[i] != 1) return false;
+  }
+  for (const char* name : {"strides", "pads"}) {
+    auto it = conv.attrs.find(name);
+    if (it == conv.attrs.end()) continue;
+    const int64_t want = name[0] == 's' ? 1 : 0;
+    for (int64_t v : it->second.ints) {
+      if (v != want) return false;
+    }
+  }
+  return true;
+}
+
+bool read_by_nhwc_transpose(const Program& p, int v) {
+  const int m = sole_consumer(p, v);
+  if (m < 0) return false;
+  const ir::Node& t = p.graph.nodes[m];
+  if (t.op_type != "Transpose" || !t.domain.empty()) return false;
+  auto perm = t.attrs.find("perm");
+  return perm != t.attrs.end() && perm->second.ints == std::vector<int64_t>{0, 2, 3, 1};
+}
+
+PlainConvKernel plain_conv_kernel(const Program& p, const ir::Node& conv, const Shape& w,
+                                  int64_t block) {
+  if (pointwise_one_group(conv, w) && !read_by_nhwc_transpose(p, conv.outputs[0])) {
+    return PlainConvKernel::kGemm;
+  }
+  const int64_t groups = int_attr(conv, "group", 1);
+  if (2 * w[0] < block || (groups > 1 && (w[0] / groups) % block != 0)) {
+    return PlainConvKernel::kReference;
+  }
+  return PlainConvKernel::kDirect;
+}
+
 void set_int_attr(ir::Node& n, const char* name, int64_t v) {
   ir::Attribute a;
   a.type = ir::Attribute::Type::kInt;

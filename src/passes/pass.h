@@ -58,6 +58,24 @@ void set_int_attr(ir::Node& n, const char* name, int64_t v);
 void set_ints_attr(ir::Node& n, const char* name, std::vector<int64_t> v);
 void set_string_attr(ir::Node& n, const char* name, std::string v);
 
+/// Whether Conv / FusedConv node `conv` with weights of shape `w` ([M, C/g, k...]) is a
+/// 1x1 conv with stride 1, no padding and one group.
+bool pointwise_one_group(const ir::Node& conv, const Shape& w);
+
+/// Whether value `v`'s one reader is a Transpose with perm (0, 2, 3, 1) and `v` is no
+/// graph output: a conv writing `v` then writes NHWC itself (fuse-transpose).
+bool read_by_nhwc_transpose(const Program& p, int v);
+
+/// The kernel a FusedConv from NCHW to NCHW (`conv`, weights `w` [M, C/g, kH, kW], SIMD
+/// block `block`) runs: kGemm for a pointwise_one_group conv (OIHW weights, the pixels
+/// along the vectors) unless a Transpose(0, 2, 3, 1) reads it (fuse-transpose then makes
+/// it write NHWC, which the direct kernel does and the GEMM kernel does not); kDirect
+/// (packed weights) with at least half a block of output channels and, with groups,
+/// whole blocks per group; kReference otherwise (f32_conv_nchw on OIHW weights).
+enum class PlainConvKernel { kGemm, kDirect, kReference };
+PlainConvKernel plain_conv_kernel(const Program& p, const ir::Node& conv, const Shape& w,
+                                  int64_t block);
+
 /// A unique node name derived from `base` (the graph's node names stay distinct).
 std::string unique_node_name(const Program& p, const std::string& base);
 

@@ -3,6 +3,7 @@
 // and for this machine's block (through Session).
 #include <set>
 
+#include "base/cpu.h"
 #include "ops/execute.h"
 #include "ops/registry.h"
 #include "pass_test_util.h"
@@ -203,6 +204,39 @@ TEST(AssignLayout, ConvReadOnlyByPlainOpsWritesNchw) {
     EXPECT_EQ(reorders(p), 0);
   }
   expect_same_results(m, {{"x", random_tensor({1, 3, 9, 9}, 2)}});
+}
+
+// A conv reading NCHW (here the network input) whose only reader is a 1x1 conv writing
+// NCHW (a graph output) writes NCHW too, and the 1x1 conv reads it so (FusedConv's gemm
+// algorithm); with a 3x3 reader, or a 1x1 one with stride 2, it writes NCHWc, and also
+// where it would lose its SIMD kernel: 3 output channels, under half a block of 8 or 16
+// (plain_conv_kernel).
+TEST(AssignLayout, ConvFeedingPlainPointwiseConvWritesNchw) {
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    const int64_t mid = variant == 3 ? 3 : 8;
+    ModelBuilder m;
+    m.input("x", {1, 3, 9, 9});
+    add_conv(m, "x", "c1", 3, mid, 3);
+    add_conv(m, "c1", "y", mid, 5, variant == 1 ? 3 : 1, variant == 2 ? 2 : 1);
+    m.output("y");
+    for (int c : kBlocks) {
+      const passes::Program p = only_layout(m, {1, 3, 9, 9}, c);
+      check_invariants(p);
+      const bool plain = variant == 0 || (variant == 3 && 2 * mid >= c);
+      EXPECT_EQ(attr_s(p, "c1", "y_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
+      EXPECT_EQ(attr_s(p, "y", "x_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
+      EXPECT_EQ(reorders(p), 0);
+    }
+    expect_same_results(m, {{"x", random_tensor({1, 3, 9, 9}, 15 + variant)}});
+    if (variant != 0) continue;
+    // Every pass with this machine's block: c1 keeps the SIMD direct kernel, y runs gemm.
+    const passes::Program all =
+        compile(m, {{DType::kFloat32, {1, 3, 9, 9}}}, {}, static_cast<int>(simd_float_lanes()));
+    const bool fast = cpu_info().best_target != "SCALAR";
+    EXPECT_EQ(attr_s(all, "c1", "algorithm"), fast ? "direct-first" : "reference");
+    EXPECT_EQ(attr_s(all, "y", "algorithm"), "gemm");
+  }
 }
 
 // conv -> MaxPool 3x3 s2 p1 -> conv -> AveragePool 2x2 s2 (ceil, count pads) -> y

@@ -119,6 +119,30 @@ TEST(FuseTranspose, NotForADepthwiseHeadOrOneWithAResidual) {
   }
 }
 
+// A 1x1 conv reading the NCHW network input runs as a GEMM when its weights stay OIHW
+// (pack-weights off; on, it packs them because the Transpose reads it): the GEMM kernel
+// writes NCHW only, so the Transpose stays rather than the reference writing NHWC.
+TEST(FuseTranspose, NotForAGemmConv) {
+  ModelBuilder m(17);
+  m.input("x", {1, 16, 12, 10});
+  m.output("y");
+  m.initializer("w", {16, 16, 1, 1}, weights(256, 2));  // 16 outputs: a whole block
+  int64_initializer(m, "shape", {3}, {1, -1, 2});
+  m.node("Conv", {"x", "w"}, {"h"}, "head");
+  set_ints(m.node("Transpose", {"h"}, {"t"}, "transpose"), "perm", {0, 2, 3, 1});
+  m.node("Reshape", {"t", "shape"}, {"y"}, "reshape");
+  for (const bool pack : {false, true}) {
+    SCOPED_TRACE(pack ? "pack-weights on" : "pack-weights off");
+    const std::vector<std::string> off =
+        pack ? std::vector<std::string>{} : std::vector<std::string>{"pack-weights"};
+    const passes::Program p =
+        compile(m, {{DType::kFloat32, {1, 16, 12, 10}}}, off, simd_float_lanes());
+    const bool fast = cpu_info().best_target != "SCALAR";
+    EXPECT_EQ(count_ops(p, "Transpose"), pack && fast ? 0 : 1);
+    EXPECT_EQ(head_layout(p), pack && fast ? "NHWC" : "NCHW");
+  }
+}
+
 // A plan made for this machine's vector width, run after a SIMD target of another width
 // is forced: the direct kernel does not apply, and the reference writes NHWC itself.
 TEST(FuseTranspose, ReferenceKernelWritesNhwc) {

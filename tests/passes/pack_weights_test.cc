@@ -154,21 +154,28 @@ TEST(PackWeights, LeavesNarrowNchwConvsAndRunTimeWeightsAlone) {
     EXPECT_EQ(p.memory.packed_weight_bytes, 0);
   }
   // x and y NCHW, 16 output channels in blocks of 8: a 1x1 conv with stride 1 stays OIHW
-  // (FusedConv runs it as a GEMM on W [M, C]); with stride 2 it is packed.
-  for (int64_t stride : {1, 2}) {
+  // (FusedConv runs it as a GEMM on W [M, C]); with stride 2, or read by a
+  // Transpose(0, 2, 3, 1) (which fuse-transpose folds into it: NHWC, written by the direct
+  // kernel), it is packed.
+  for (int variant = 0; variant < 3; ++variant) {
+    const int64_t stride = variant == 1 ? 2 : 1;
+    const bool transposed = variant == 2;
     ModelBuilder m;
     m.input("x", {1, 5, 7, 6});
     m.output("y");
     m.initializer("w", {16, 5, 1, 1}, weights(80, 6));
-    set_ints(m.node("Conv", {"x", "w"}, {"y"}, "pw"), "strides", {stride, stride});
+    auto* conv = m.node("Conv", {"x", "w"}, {transposed ? "c" : "y"}, "pw");
+    set_ints(conv, "strides", {stride, stride});
+    if (transposed) set_ints(m.node("Transpose", {"c"}, {"y"}, "t"), "perm", {0, 2, 3, 1});
     passes::Program q = compile(m, {{DType::kFloat32, {1, 5, 7, 6}}}, passes::pass_names(), 8);
     ir::Node& node = q.graph.nodes[0];
     node.domain = "tern";
     node.op_type = "FusedConv";
     node.attrs["block"] = num(8);
     passes::analyze(q);
-    EXPECT_EQ(pack_pass().run(q), stride == 1 ? 0 : 1) << "stride " << stride;
-    EXPECT_EQ(q.graph.nodes[0].attrs.count("weight_layout"), stride == 1 ? 0u : 1u);
+    const bool gemm = variant == 0;
+    EXPECT_EQ(pack_pass().run(q), gemm ? 0 : 1) << "variant " << variant;
+    EXPECT_EQ(q.graph.nodes[0].attrs.count("weight_layout"), gemm ? 0u : 1u);
   }
   {  // W is a graph input: not known at plan time.
     passes::Program p = conv_program(8, "NCHWc", false);
