@@ -58,6 +58,11 @@ Finish finish_mode(const Product& g) {
   return Finish::kGeneral;
 }
 
+// Element (i, j) of the residual z, or nullptr without one (z may be null then).
+inline const float* Residual(const Product& g, int64_t i, int64_t j) {
+  return g.out.e != nullptr && g.out.e->residual ? g.out.z + i * g.p->ldy + j : nullptr;
+}
+
 // The general finish of one element: v = alpha * acc + beta * y (acc includes the row
 // bias, which is only given with alpha = 1), then the epilogue.
 inline float FinishScalar(const Product& g, int64_t i, int64_t j, float acc) {
@@ -65,12 +70,8 @@ inline float FinishScalar(const Product& g, int64_t i, int64_t j, float acc) {
   float* yp = g.y + i * p.ldy + j;
   float v = p.alpha * acc;
   if (p.beta != 0.0f) v += p.beta * *yp;
-  const ref::Epilogue* e = g.out.e;
-  if (e != nullptr) {
-    const float* zp = g.out.z + i * p.ldy + j;
-    if (e->residual && e->residual_before_activation) v += *zp;
-    v = ref::activate(*e, v);
-    if (e->residual && !e->residual_before_activation) v += *zp;
+  if (g.out.e != nullptr) {
+    ref::f32_epilogue(*g.out.e, 1, &v, 1, nullptr, 0, Residual(g, i, j), 1, &v, 1);
   }
   return *yp = v;
 }
@@ -89,7 +90,7 @@ HWY_NOINLINE void FinishVector(D d, const Product& g, int64_t i, int64_t j, hn::
   float* yp = g.y + i * p.ldy + j;
   auto v = p.alpha == 1.0f ? acc : hn::Mul(hn::Set(d, p.alpha), acc);
   if (p.beta != 0.0f) v = hn::MulAdd(hn::Set(d, p.beta), hn::LoadU(d, yp), v);
-  if (e != nullptr) v = EpilogueVector(d, *e, v, g.out.z + i * p.ldy + j);
+  if (e != nullptr) v = EpilogueVector(d, *e, v, Residual(g, i, j));
   hn::StoreU(v, d, yp);
 }
 
