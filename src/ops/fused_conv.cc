@@ -3,8 +3,8 @@
 // fuse-epilogue, assign-layout and pack-weights, never by a model file.
 // Kernels: kernels/direct (first layer, pointwise, general k x k), kernels/depthwise,
 // kernels/winograd (3x3 stride 1, with weights the select-algorithm pass transformed),
-// kernels/gemm (1x1 from NCHW to NCHW), and kernels/reference (fused_conv.h, winograd.h)
-// for everything they do not cover.
+// kernels/gemm (1x1, and 2-D stride 1, from NCHW to NCHW), and kernels/reference (fused_conv.h,
+// winograd.h) for everything they do not cover.
 #include "kernels/reference/fused_conv.h"
 
 #include <algorithm>
@@ -53,16 +53,20 @@ bool pointwise_window(const kernels::ref::ConvParams& c) {
          c.pad_begin.w == 0 && c.out.d == c.in.d && c.out.h == c.in.h && c.out.w == c.in.w;
 }
 
-// A pointwise_window conv with one group from NCHW to NCHW on OIHW weights: per image,
-// Y [M, S] = W [M, C] X [C, S] over the S pixels, which kernels/gemm computes with the
-// pixels along its vectors, so every lane is used whatever M is (ppocr's ConvTranspose
-// 24 -> 1 lowered to a 1x1 conv to 4 channels took 0.60 ms in the reference kernel).
+// A conv from NCHW to NCHW on OIHW weights with one group that kernels/gemm computes with
+// the pixels along its vectors, so every lane is used whatever M is: a pointwise_window
+// conv (any spatial rank) is per image Y [M, S] = W [M, C] X [C, S] over its S pixels
+// (ppocr's ConvTranspose 24 -> 1 lowered to a 1x1 conv to 4 channels took 0.60 ms in
+// the reference kernel); a 2-D stride-1 conv is an implicit GEMM (conv_gemm_supported:
+// ppocr's 96 -> 24 3x3 convs between NCHW tensors).
 bool gemm_conv(const kernels::ref::FusedConvParams& p) {
-  return p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && p.conv.groups == 1 &&
-         pointwise_window(p.conv);
+  const bool plain = p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1;
+  return plain && p.conv.groups == 1 &&
+         (pointwise_window(p.conv) || kernels::conv_gemm_supported(p));
 }
 
-// The per-image product of a gemm_conv: A = W [M, C], B = X [C, S], Y [M, S].
+// The per-image product of a pointwise_window gemm_conv: A = W [M, C], B = X [C, S],
+// Y [M, S].
 kernels::ref::GemmParams gemm_conv_params(const kernels::ref::FusedConvParams& p) {
   kernels::ref::GemmParams g;
   g.m = p.conv.out_channels;
@@ -246,7 +250,8 @@ class FusedConvOp final : public Op {
     const float* z = nullptr;
     float* y = nullptr;
     kernels::WorkGrid grid;   // the SIMD kernel's work items
-    kernels::ref::GemmParams gemm;  // gemm: the product of one image
+    kernels::ref::GemmParams gemm;  // gemm, pointwise_window: the product of one image
+    bool implicit_gemm = false;     // gemm, any other window: f32_conv_gemm
     int64_t group_tiles = 0;  // winograd: output tiles per group
   };
 
@@ -272,9 +277,12 @@ class FusedConvOp final : public Op {
     } else if (c.algo == ConvAlgorithm::kWinograd) {
       c.group_tiles = kernels::winograd_group_tiles(c.p, ctx.num_threads);
       c.grid = kernels::winograd_conv_work(c.p, c.group_tiles);
-    } else if (c.algo == ConvAlgorithm::kGemm) {
+    } else if (c.algo == ConvAlgorithm::kGemm && pointwise_window(c.p.conv)) {
       c.gemm = gemm_conv_params(c.p);
       c.grid = kernels::gemm_work(c.gemm);
+    } else if (c.algo == ConvAlgorithm::kGemm) {
+      c.implicit_gemm = true;
+      c.grid = kernels::conv_gemm_work(c.p);
     } else if (c.algo != ConvAlgorithm::kReference) {
       c.grid = kernels::direct_conv_work(c.p);
     }
@@ -319,9 +327,15 @@ class FusedConvOp final : public Op {
       return;
     }
     if (algo == ConvAlgorithm::kGemm) {
-      // Items: (chunk of output channels, panel of pixels), split by region of the image.
+      // Items: (chunk of output channels, panel of pixels or band of rows), split by
+      // region of the image.
       parallel_grid(batch, c.grid, ctx.num_threads, [&](int64_t n, int64_t first, int64_t last) {
-        const kernels::GemmOutput out{&p.epilogue, bd, zd ? zd + n * y_image : nullptr};
+        const float* zn = zd ? zd + n * y_image : nullptr;
+        if (c.implicit_gemm) {
+          kernels::f32_conv_gemm(p, xd + n * x_image, wd, bd, zn, yd + n * y_image, first, last);
+          return;
+        }
+        const kernels::GemmOutput out{&p.epilogue, bd, zn};
         kernels::f32_gemm(c.gemm, wd, xd + n * x_image, yd + n * y_image, out, first, last);
       });
       return;

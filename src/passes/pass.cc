@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -63,6 +64,14 @@ bool pointwise_one_group(const ir::Node& conv, const Shape& w) {
   return true;
 }
 
+bool gemm_window(const ir::Node& conv, const Shape& w) {
+  if (pointwise_one_group(conv, w)) return true;
+  if (int_attr(conv, "group", 1) != 1 || w.size() != 4) return false;
+  auto it = conv.attrs.find("strides");
+  return it == conv.attrs.end() || std::all_of(it->second.ints.begin(), it->second.ints.end(),
+                                               [](int64_t s) { return s == 1; });
+}
+
 bool read_by_nhwc_transpose(const Program& p, int v) {
   const int m = sole_consumer(p, v);
   if (m < 0) return false;
@@ -74,7 +83,7 @@ bool read_by_nhwc_transpose(const Program& p, int v) {
 
 PlainConvKernel plain_conv_kernel(const Program& p, const ir::Node& conv, const Shape& w,
                                   int64_t block) {
-  if (pointwise_one_group(conv, w) && !read_by_nhwc_transpose(p, conv.outputs[0])) {
+  if (gemm_window(conv, w) && !read_by_nhwc_transpose(p, conv.outputs[0])) {
     return PlainConvKernel::kGemm;
   }
   const int64_t groups = int_attr(conv, "group", 1);

@@ -62,13 +62,19 @@ void set_string_attr(ir::Node& n, const char* name, std::string v);
 /// 1x1 conv with stride 1, no padding and one group.
 bool pointwise_one_group(const ir::Node& conv, const Shape& w);
 
+/// Whether Conv / FusedConv node `conv` with weights `w` runs as a GEMM when it reads and
+/// writes NCHW (kernels/gemm: the pixels along the vectors): a pointwise_one_group conv,
+/// or a 2-D conv with stride 1 and one group (an implicit GEMM; any kernel, padding and
+/// dilation).
+bool gemm_window(const ir::Node& conv, const Shape& w);
+
 /// Whether value `v`'s one reader is a Transpose with perm (0, 2, 3, 1) and `v` is no
 /// graph output: a conv writing `v` then writes NHWC itself (fuse-transpose).
 bool read_by_nhwc_transpose(const Program& p, int v);
 
 /// The kernel a FusedConv from NCHW to NCHW (`conv`, weights `w` [M, C/g, kH, kW], SIMD
-/// block `block`) runs: kGemm for a pointwise_one_group conv (OIHW weights, the pixels
-/// along the vectors) unless a Transpose(0, 2, 3, 1) reads it (fuse-transpose then makes
+/// block `block`) runs: kGemm for a gemm_window conv (OIHW weights, the pixels along the
+/// vectors) unless a Transpose(0, 2, 3, 1) reads it (fuse-transpose then makes
 /// it write NHWC, which the direct kernel does and the GEMM kernel does not); kDirect
 /// (packed weights) with at least half a block of output channels and, with groups,
 /// whole blocks per group; kReference otherwise (f32_conv_nchw on OIHW weights).

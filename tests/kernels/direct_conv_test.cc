@@ -19,9 +19,7 @@ namespace {
 using kernels::ref::Activation;
 using test::NchwcConvCase;
 
-constexpr Activation kActivations[] = {
-    Activation::kNone,      Activation::kRelu,        Activation::kClip,    Activation::kLeakyRelu,
-    Activation::kHardSwish, Activation::kHardSigmoid, Activation::kSigmoid, Activation::kSilu};
+using test::kActivations;
 
 void run_direct(const NchwcConvCase& t, int64_t c, uint32_t seed) {
   const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);

@@ -20,6 +20,13 @@
 
 namespace tern::test {
 
+/// Every activation of the fused epilogue, for the kernel sweeps.
+inline constexpr kernels::ref::Activation kActivations[] = {
+    kernels::ref::Activation::kNone,      kernels::ref::Activation::kRelu,
+    kernels::ref::Activation::kClip,      kernels::ref::Activation::kLeakyRelu,
+    kernels::ref::Activation::kHardSwish, kernels::ref::Activation::kHardSigmoid,
+    kernels::ref::Activation::kSigmoid,   kernels::ref::Activation::kSilu};
+
 /// A 2-D convolution case. x_block / y_block: 1 (NCHW) or 0 (NCHWc with the target's c);
 /// y_block kNhwc: y and z NHWC (FusedConvParams::y_nhwc).
 inline constexpr int64_t kNhwc = 2;

@@ -30,9 +30,7 @@ using kernels::ref::kWinogradBT;
 using kernels::ref::kWinogradG;
 using test::NchwcConvCase;
 
-constexpr Activation kActivations[] = {
-    Activation::kNone,      Activation::kRelu,        Activation::kClip,    Activation::kLeakyRelu,
-    Activation::kHardSwish, Activation::kHardSigmoid, Activation::kSigmoid, Activation::kSilu};
+using test::kActivations;
 
 // The winograd error bound of case t per output [M, oH, oW] (see the file comment).
 test::ExtraTolerance winograd_tolerance(const NchwcConvCase& t) {

@@ -208,9 +208,9 @@ TEST(AssignLayout, ConvReadOnlyByPlainOpsWritesNchw) {
 
 // A conv reading NCHW (here the network input) whose only reader is a 1x1 conv writing
 // NCHW (a graph output) writes NCHW too, and the 1x1 conv reads it so (FusedConv's gemm
-// algorithm); with a 3x3 reader, or a 1x1 one with stride 2, it writes NCHWc, and also
-// where it would lose its SIMD kernel: 3 output channels, under half a block of 8 or 16
-// (plain_conv_kernel).
+// algorithm); with a 3x3 reader, or a 1x1 one with stride 2, it writes NCHWc. With 3
+// output channels (under half a block of 8 or 16) too: the conv runs as an implicit GEMM
+// (stride 1), which keeps every lane busy whatever M is (plain_conv_kernel).
 TEST(AssignLayout, ConvFeedingPlainPointwiseConvWritesNchw) {
   for (int variant = 0; variant < 4; ++variant) {
     SCOPED_TRACE(variant);
@@ -223,19 +223,58 @@ TEST(AssignLayout, ConvFeedingPlainPointwiseConvWritesNchw) {
     for (int c : kBlocks) {
       const passes::Program p = only_layout(m, {1, 3, 9, 9}, c);
       check_invariants(p);
-      const bool plain = variant == 0 || (variant == 3 && 2 * mid >= c);
+      const bool plain = variant == 0 || variant == 3;
       EXPECT_EQ(attr_s(p, "c1", "y_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
       EXPECT_EQ(attr_s(p, "y", "x_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
       EXPECT_EQ(reorders(p), 0);
     }
     expect_same_results(m, {{"x", random_tensor({1, 3, 9, 9}, 15 + variant)}});
     if (variant != 0) continue;
-    // Every pass with this machine's block: c1 keeps the SIMD direct kernel, y runs gemm.
+    // Every pass with this machine's block: both run as GEMMs (c1 an implicit one).
     const passes::Program all =
         compile(m, {{DType::kFloat32, {1, 3, 9, 9}}}, {}, static_cast<int>(simd_float_lanes()));
-    const bool fast = cpu_info().best_target != "SCALAR";
-    EXPECT_EQ(attr_s(all, "c1", "algorithm"), fast ? "direct-first" : "reference");
+    EXPECT_EQ(attr_s(all, "c1", "algorithm"), "gemm");
     EXPECT_EQ(attr_s(all, "y", "algorithm"), "gemm");
+  }
+}
+
+// A stride-1 conv reading an NCHW tensor of at least 8 channels (as ppocr's convs after
+// its SE blocks' per-channel Mul) whose output rows fill vectors better than its channels
+// fill blocks (16 pixels a row, 5 channels) writes NCHW and runs as an implicit GEMM, and
+// the GlobalAveragePool and Mul reading it stay NCHW: no reorder. It writes NCHWc when a
+// conv that does not run as a GEMM (stride 2) reads it (variant 1), from 4 channels (a
+// network's image: the first-layer kernel writes NCHWc for the convs after it, 2), and
+// when its channels fill the blocks at least as well (16 channels, 9-pixel rows, 3).
+TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    const int64_t cin = variant == 2 ? 4 : 8, cout = variant == 3 ? 16 : 5;
+    const int64_t width = variant == 3 ? 9 : 16;
+    const Shape xs = {1, cin, 9, width};
+    ModelBuilder m;
+    m.input("x", {1, cin, 9, width});
+    add_conv(m, "x", "c1", cin, cout, 3);
+    if (variant == 1) {
+      add_conv(m, "c1", "y", cout, 6, 3, 2);
+    } else {
+      m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
+      m.node("Mul", {"c1", "g"}, {"y"}, "mul");
+    }
+    m.output("y");
+    for (int c : kBlocks) {
+      const passes::Program p = only_layout(m, xs, c);
+      check_invariants(p);
+      const bool plain = variant == 0;
+      EXPECT_EQ(attr_s(p, "c1", "y_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
+      EXPECT_EQ(blocked(p, "c1"), !plain) << "block " << c;
+      // NCHWc: the Mul (a broadcast) stays NCHW behind reorders of c1 and the pool.
+      EXPECT_EQ(reorders(p), variant == 0 || variant == 1 ? 0 : 2) << "block " << c;
+    }
+    expect_same_results(m, {{"x", random_tensor(xs, 25 + variant)}});
+    if (variant != 0) continue;
+    const passes::Program all =
+        compile(m, {{DType::kFloat32, xs}}, {}, static_cast<int>(simd_float_lanes()));
+    EXPECT_EQ(attr_s(all, "c1", "algorithm"), "gemm");
   }
 }
 

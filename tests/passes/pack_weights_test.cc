@@ -51,7 +51,8 @@ Tensor run_node(const passes::Program& p, int n, const std::map<int, Tensor>& fe
 // x [1, 5, 7, 6] -> Conv(w [7, 5, 3, 3], b, pads 1) -> y; with every pass
 // off, then the Conv made a FusedConv with the given layouts by hand (what assign-layout
 // does), re-analyzed.
-passes::Program conv_program(int64_t block, const std::string& y_layout, bool w_constant = true) {
+passes::Program conv_program(int64_t block, const std::string& y_layout, bool w_constant = true,
+                             int64_t stride = 1) {
   ModelBuilder m;
   m.input("x", {1, 5, 7, 6});
   if (!w_constant) m.input("w", {7, 5, 3, 3});
@@ -60,6 +61,7 @@ passes::Program conv_program(int64_t block, const std::string& y_layout, bool w_
   m.initializer("b", {7}, weights(7, 2));
   auto* conv = m.node("Conv", {"x", "w", "b"}, {"y"}, "conv");
   set_ints(conv, "pads", {1, 1, 1, 1});
+  set_ints(conv, "strides", {stride, stride});
   std::vector<ops::TensorType> types = {{DType::kFloat32, {1, 5, 7, 6}}};
   if (!w_constant) types.push_back({DType::kFloat32, {7, 5, 3, 3}});
   passes::Program p = compile(m, types, passes::pass_names(), static_cast<int>(block));
@@ -105,9 +107,10 @@ TEST(PackWeights, NchwcFusedConvWeightsArePackedAndGiveTheSameResults) {
 }
 
 TEST(PackWeights, WideNchwConvWeightsArePacked) {
-  // x and y NCHW (a conv between two NCHW-only ops), 7 output channels in blocks of 8: at
-  // least half a block, so packed for the direct kernel.
-  passes::Program p = conv_program(8, "NCHW");
+  // x and y NCHW (a conv between two NCHW-only ops), stride 2 (stride 1 runs as an
+  // implicit GEMM on OIHW weights), 7 output channels in blocks of 8: at least half a
+  // block, so packed for the direct kernel.
+  passes::Program p = conv_program(8, "NCHW", true, 2);
   const std::map<int, Tensor> feeds = {{p.graph.inputs[0], random_tensor({1, 5, 7, 6}, 4)}};
   const Tensor before = run_node(p, 0, feeds);
   EXPECT_EQ(pack_pass().run(p), 1);
@@ -154,18 +157,20 @@ TEST(PackWeights, LeavesNarrowNchwConvsAndRunTimeWeightsAlone) {
     EXPECT_EQ(p.memory.packed_weight_bytes, 0);
   }
   // x and y NCHW, 16 output channels in blocks of 8: a 1x1 conv with stride 1 stays OIHW
-  // (FusedConv runs it as a GEMM on W [M, C]); with stride 2, or read by a
-  // Transpose(0, 2, 3, 1) (which fuse-transpose folds into it: NHWC, written by the direct
-  // kernel), it is packed.
-  for (int variant = 0; variant < 3; ++variant) {
+  // (FusedConv runs it as a GEMM on W [M, C]), and so does a 3x3 one with stride 1 and
+  // padding (an implicit GEMM); with stride 2, or read by a Transpose(0, 2, 3, 1) (which
+  // fuse-transpose folds into it: NHWC, written by the direct kernel), it is packed.
+  for (int variant = 0; variant < 4; ++variant) {
     const int64_t stride = variant == 1 ? 2 : 1;
     const bool transposed = variant == 2;
+    const int64_t k = variant == 3 ? 3 : 1;
     ModelBuilder m;
     m.input("x", {1, 5, 7, 6});
     m.output("y");
-    m.initializer("w", {16, 5, 1, 1}, weights(80, 6));
+    m.initializer("w", {16, 5, k, k}, weights(80 * k * k, 6));
     auto* conv = m.node("Conv", {"x", "w"}, {transposed ? "c" : "y"}, "pw");
     set_ints(conv, "strides", {stride, stride});
+    if (k == 3) set_ints(conv, "pads", {1, 1, 1, 1});
     if (transposed) set_ints(m.node("Transpose", {"c"}, {"y"}, "t"), "perm", {0, 2, 3, 1});
     passes::Program q = compile(m, {{DType::kFloat32, {1, 5, 7, 6}}}, passes::pass_names(), 8);
     ir::Node& node = q.graph.nodes[0];
@@ -173,7 +178,7 @@ TEST(PackWeights, LeavesNarrowNchwConvsAndRunTimeWeightsAlone) {
     node.op_type = "FusedConv";
     node.attrs["block"] = num(8);
     passes::analyze(q);
-    const bool gemm = variant == 0;
+    const bool gemm = variant == 0 || variant == 3;
     EXPECT_EQ(pack_pass().run(q), gemm ? 0 : 1) << "variant " << variant;
     EXPECT_EQ(q.graph.nodes[0].attrs.count("weight_layout"), gemm ? 0u : 1u);
   }

@@ -1,11 +1,13 @@
 // Register-blocked matrix multiply (Highway, dispatched at run time): the kernel of Gemm,
 // MatMul, FusedGemm and FusedMatMul, and of FusedConv's `gemm` algorithm (a 1x1 conv
-// from NCHW to NCHW is W [M, C] x X [C, H*W]). See README.md in this folder.
+// from NCHW to NCHW is W [M, C] x X [C, H*W]; a k x k stride-1 conv is the implicit GEMM
+// W [M, C*kH*kW] x (X shifted by each tap)). See README.md in this folder.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/reference/epilogue.h"
+#include "kernels/reference/fused_conv.h"
 #include "kernels/reference/gemm.h"
 #include "kernels/work_grid.h"
 
@@ -43,5 +45,27 @@ WorkGrid gemm_work(const ref::GemmParams& p);
 /// gemm_supported(p).
 void f32_gemm(const ref::GemmParams& p, const float* a, const float* b, float* y,
               const GemmOutput& out, int64_t begin, int64_t end);
+
+/// Whether f32_conv_gemm computes `p`: a 2-D (or 1-D) conv with stride 1 and one group
+/// from NCHW to NCHW on OIHW weights; any kernel size, padding and dilation.
+bool conv_gemm_supported(const ref::FusedConvParams& p);
+
+/// Work items of one image of f32_conv_gemm: chunks of 48 (AVX2, SSE4: 32) output
+/// channels (outer) x bands of output rows (inner; up to 16 per image, fewer where a
+/// band's input rows would pass 256 KiB).
+WorkGrid conv_gemm_work(const ref::FusedConvParams& p);
+
+/// Items [begin, end) of conv_gemm_work(p) of one image: y = epilogue(conv(x, w) + bias,
+/// z), the conv as an implicit GEMM (no im2col matrix): Y [M, OH * OW] = W [M, C * kH * kW]
+/// x B, where B's row (c, kh, kw) is input plane c shifted by that tap, with the pixels
+/// along the vectors (every lane holds an output whatever M is: ppocr's 96 -> 24 3x3
+/// convs). Each item copies its band's input rows, zero-padded for the conv's padding and
+/// to whole vectors, into a per-thread buffer ([C, band rows + (kH - 1) * dilation,
+/// OW rounded up to vectors + (kW - 1) * dilation]); the register tiles of f32_gemm then
+/// read every tap as a plain vector load, and a row's last, partial vector is stored
+/// lane-exact. x: [C, H, W]; w: [M, C, kH, kW]; bias: [M] or nullptr; z, y: [M, OH, OW]
+/// (z read when p.epilogue.residual). Requires conv_gemm_supported(p).
+void f32_conv_gemm(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
+                   const float* z, float* y, int64_t begin, int64_t end);
 
 }  // namespace tern::kernels
