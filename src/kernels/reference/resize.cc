@@ -56,6 +56,10 @@ void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, 
   const int64_t out_w = p.out_shape[last];
   const int64_t* index_w = p.src_index[last];
   const int64_t inner = p.inner;
+  // Upsampling repeats input rows: an output row that reads the same input row as the
+  // one before it is a copy of that output row (one memcpy instead of a gather; ppocr's
+  // 2x to 8x nearest upsamplings took 0.6 ms of its 10 at 1 thread).
+  int64_t prev_off = -1;
   for (int64_t r = row_begin; r < row_end; ++r) {
     // Offset of the input row: decompose r into output indices, last leading dim first.
     int64_t rem = r;
@@ -69,6 +73,11 @@ void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, 
     }
     const float* xrow = x + in_off;
     float* yrow = y + r * out_w * inner;
+    if (in_off == prev_off) {
+      std::copy_n(yrow - out_w * inner, out_w * inner, yrow);
+      continue;
+    }
+    prev_off = in_off;
     if (inner == 1) {
       for (int64_t ow = 0; ow < out_w; ++ow) yrow[ow] = xrow[index_w[ow]];
     } else {

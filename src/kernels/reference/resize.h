@@ -51,7 +51,7 @@ struct ResizeNearestParams {
 
 /// Writes output rows [row_begin, row_end) of y, where a row is one line along the last
 /// dim (rows = product of out_shape[0..rank-2]; 1 for rank 1) of elements of p.inner
-/// floats.
+/// floats. A row that reads the same input row as the row before it is copied from it.
 void f32_resize_nearest(const ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
                         int64_t row_end);
 
