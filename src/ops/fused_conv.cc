@@ -26,6 +26,8 @@ namespace tern::ops {
 // The direct kernel shortens its segments so that an image keeps enough spatial units
 // for parallel_grid's spatial split at 2 threads.
 static_assert(kernels::kDirectMinSpatialUnits == 2 * kMinSpatialUnitsPerThread);
+// So does the implicit GEMM's number of row bands.
+static_assert(kernels::kConvGemmBandsPerImage == 2 * kMinSpatialUnitsPerThread);
 
 namespace {
 

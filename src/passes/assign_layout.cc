@@ -11,9 +11,10 @@
 //   NCHWc op reads (only NCHW consumers or a graph output) also writes NCHW directly,
 //   which saves a reorder. A FusedConv that reads NCHW and whose only readers are 1x1
 //   convs writing NCHW writes NCHW as well: they run as a GEMM (feed_plain_pointwise).
-//   So does one that reads an NCHW tensor of at least 8 channels and runs as an implicit
-//   GEMM itself, where its rows fill the vectors better than its channels would, unless
-//   a conv that would not run as a GEMM reads it (plain_gemm_writer).
+//   So does one that reads an NCHW tensor of at least 8 channels and runs as a GEMM
+//   itself (kernels/gemm, 1x1 or an implicit GEMM), where its rows fill the vectors
+//   better than its channels would and every reader would read NCHW anyway
+//   (plain_gemm_writer).
 // - Elementwise ops whose inputs are blocked values of one logical shape, or constant
 //   float32 scalars: unary (Relu, LeakyRelu, Sigmoid, Clip, HardSwish, HardSigmoid,
 //   Tanh, ...) and Add, Sub, Mul, Div, Max, Min. They run unchanged on the 5-D tensors.
@@ -113,11 +114,15 @@ class LayoutPlanner {
   explicit LayoutPlanner(Program& p) : p_(p), c_(p.block), logical_(p.types) {
     blocked_.assign(p.graph.values.size(), false);
     role_.assign(p.graph.nodes.size(), Role::kPlain);
+    decided_.assign(p.graph.nodes.size(), false);
     reads_blocked_.resize(p.graph.nodes.size());
   }
 
   int run() {
-    for (int n : p_.order()) decide(n);
+    for (int n : p_.order()) {
+      decide(n);
+      decided_[n] = true;
+    }
     write_plain_where_unread();
     feed_plain_pointwise();
     int changes = 0;
@@ -223,37 +228,106 @@ class LayoutPlanner {
     blocked_[node.outputs[0]] = y_blocked;
   }
 
-  // Whether conv node n, which reads NCHW, writes NCHW as an implicit GEMM: it has at
-  // least kMinGemmChannels input channels (it reads what an NCHW-only op wrote, as
-  // ppocr's convs after its SE blocks' per-channel Mul, not the network's 1 to 4 channel
-  // image, whose first-layer kernel writes NCHWc for the convs after it), it runs as a
-  // GEMM (plain_conv_kernel), its output rows fill the vectors better than its channels
-  // fill blocks (the GEMM's lanes are pixels, the first-layer kernel's are channels), and
-  // no reader is a conv that would not run as a GEMM (a depthwise or strided conv runs
-  // best on NCHWc). ppocr's 96 -> 24 3x3 convs at 16 lanes: 96 and 48 pixel rows fill
-  // every lane, 24 channels 75 % (conv_bench: 1.95 -> 1.53 ms at 64 x 96); 24 and 12
-  // pixel rows fill 75 % too, and kept NCHWc they are 1.16 and 1.19x faster. Its NCHW
-  // readers then need no reorder.
+  // Whether conv node n, which reads NCHW, writes NCHW and runs as a GEMM (kernels/gemm:
+  // the pixels along the vectors): it has at least kMinGemmChannels input channels (it
+  // reads what an NCHW-only op wrote, as ppocr's convs after its SE blocks' per-channel
+  // Mul, not the network's 1 to 4 channel image, whose first-layer kernel writes NCHWc
+  // for the convs after it); it runs as a GEMM from NCHW to NCHW (plain_conv_kernel) and
+  // its output rows fill the vectors better than its channels fill blocks
+  // (rows_fill_vectors_better); its residual, if any, is not NCHWc (Z is read in Y's
+  // layout: it would need a reorder); and every reader would read NCHW anyway
+  // (reads_plain_anyway): it then needs no reorder. ppocr's 96 -> 24 3x3 convs at 16
+  // lanes: 96 and 48 pixel rows fill every lane, 24 channels 75 % (conv_bench: 1.95 ->
+  // 1.53 ms at 64 x 96); 24 and 12 pixel rows fill 75 % too, and kept NCHWc they are
+  // 1.16 and 1.19x faster.
   bool plain_gemm_writer(int n) const {
     const ir::Node& node = p_.graph.nodes[n];
     const int x = node.inputs[0], y = node.outputs[0];
     if (blocked_[x] || channels(x) < kMinGemmChannels) return false;
-    // Lane use n / (ceil(n / c) * c) of the pixels of a row against the channels.
-    const int64_t width = logical_[y]->shape[3], m = channels(y);
-    const int64_t width_vectors = (width + c_ - 1) / c_, m_blocks = (m + c_ - 1) / c_;
-    if (width * m_blocks <= m * width_vectors) return false;
+    const int z = node.inputs.size() > 3 ? node.inputs[3] : -1;
+    if (z >= 0 && blocked_[z]) return false;
+    if (!rows_fill_vectors_better(logical_[y]->shape[3], channels(y), c_)) return false;
     if (plain_conv_kernel(p_, node, p_.known[node.inputs[1]].shape(), c_) !=
         PlainConvKernel::kGemm) {
       return false;
     }
-    for (int m : p_.consumers(y)) {
-      const ir::Node& reader = p_.graph.nodes[m];
-      const bool conv = (reader.domain.empty() && reader.op_type == "Conv") ||
-                        (reader.domain == ops::kInternalDomain && reader.op_type == "FusedConv");
-      if (!conv) continue;
+    const std::vector<int> readers = p_.consumers(y);
+    return std::all_of(readers.begin(), readers.end(),
+                       [&](int m) { return reads_plain_anyway(m, y); });
+  }
+
+  // Whether node m would read value y (4-D, NCHW) without an NCHWc version of it: a conv
+  // that reads y as its X and runs as a GEMM itself; a global pool (its [N, C, 1, 1]
+  // output is as cheap either way); a binary op or a Concat that stays NCHW for another
+  // input (binary_ok and concat_ok need every input blocked: ppocr's SE Mul broadcasts a
+  // [1, C, 1, 1] tensor, and the Add after it reads that Mul's NCHW result); or an op the
+  // pass never converts. Unary ops, pools and Resize follow y's layout, and so would the
+  // ops after them.
+  bool reads_plain_anyway(int m, int y) const {
+    const ir::Node& reader = p_.graph.nodes[m];
+    const std::string& op = reader.op_type;
+    const bool internal = reader.domain == ops::kInternalDomain;
+    if ((reader.domain.empty() && op == "Conv") || (internal && op == "FusedConv")) {
       if (reader.inputs.size() < 2 || reader.inputs[0] != y) return false;
+      for (size_t k = 1; k < reader.inputs.size(); ++k) {
+        if (reader.inputs[k] == y) return false;
+      }
       const Tensor& w = p_.known[reader.inputs[1]];
-      if (!w.defined() || !gemm_window(reader, w.shape())) return false;
+      return w.defined() && w.rank() == 4 &&
+             plain_conv_kernel(p_, reader, w.shape(), c_) == PlainConvKernel::kGemm;
+    }
+    if (internal) return op != "ScaleShift";
+    if (!reader.domain.empty()) return true;
+    if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return true;
+    if (is_binary(op)) return other_input_plain(reader, y, 0);
+    if (op == "Concat") return !no_padding(y) || concat_input_plain(reader, y, 0);
+    return !(one_of(op, kZeroKeepingUnary) || one_of(op, kOtherUnary) || op == "MaxPool" ||
+             op == "AveragePool" || op == "Resize");
+  }
+
+  // Whether an input of binary node `node` other than y (y: one of its inputs, or its
+  // output) stays NCHW whatever y is, so that the node runs NCHW: a tensor of another
+  // shape (a broadcast), or one certainly stored NCHW (plain_for_sure). Constant scalars
+  // do not count.
+  bool other_input_plain(const ir::Node& node, int y, int depth) const {
+    for (int v : node.inputs) {
+      if (v < 0 || v == y || constant_scalar(v)) continue;
+      if (!logical_[v] || !(logical_[v]->shape == logical_[y]->shape)) return true;
+      if (plain_for_sure(v, depth + 1)) return true;
+    }
+    return false;
+  }
+
+  // Whether an input of Concat node `node` other than y is certainly NCHW (concat_ok
+  // needs every input blocked).
+  bool concat_input_plain(const ir::Node& node, int y, int depth) const {
+    for (int v : node.inputs) {
+      if (v >= 0 && v != y && plain_for_sure(v, depth + 1)) return true;
+    }
+    return false;
+  }
+
+  // Whether value v will be stored NCHW however the convs not decided yet are laid out:
+  // decided already and plain, not an image, or written by an op that runs NCHW on any
+  // input (a broadcasting binary op, a binary op or Concat with a plain input, a unary op
+  // or pool of a plain value, an op never converted). Unknown (false) for convs and past
+  // a few producers.
+  bool plain_for_sure(int v, int depth) const {
+    if (v < 0 || !image(v)) return true;
+    const int prod = p_.graph.values[v].producer;
+    if (prod < 0 || decided_[prod]) return !blocked_[v];
+    if (depth > 4) return false;
+    const ir::Node& node = p_.graph.nodes[prod];
+    const std::string& op = node.op_type;
+    if (node.domain == ops::kInternalDomain) return op != "FusedConv" && op != "ScaleShift";
+    if (!node.domain.empty()) return true;
+    if (op == "Conv") return false;
+    if (is_binary(op)) return other_input_plain(node, v, depth);
+    if (op == "Concat") return concat_input_plain(node, -1, depth);
+    if (one_of(op, kZeroKeepingUnary) || one_of(op, kOtherUnary) || op == "MaxPool" ||
+        op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+        op == "Resize") {
+      return node.inputs.empty() || plain_for_sure(node.inputs[0], depth + 1);
     }
     return true;
   }
@@ -547,6 +621,7 @@ class LayoutPlanner {
   const std::vector<std::optional<ops::TensorType>> logical_;  // pre-pass (NCHW) types
   std::vector<bool> blocked_;                                  // per value: stored as NCHWc
   std::vector<Role> role_;                                     // per node
+  std::vector<bool> decided_;  // per node: decide() has run (execution order)
   // Per node, per input slot: true when the slot reads the value's NCHWc version (empty
   // for nodes left alone).
   std::vector<std::vector<bool>> reads_blocked_;

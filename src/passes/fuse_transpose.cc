@@ -47,8 +47,8 @@ class FuseTranspose final : public NodeRule {
     if (string_attr(conv, "y_layout", "NCHW") != "NCHW") return false;
     if (string_attr(conv, "weight_layout", "OIHW") == "winograd") return false;
     if (string_attr(conv, "algorithm", "") == "depthwise") return false;
-    // The GEMM kernel (a 1x1 conv from NCHW to NCHW) has the pixels along its vectors and
-    // writes NCHW only; with NHWC the reference would run instead.
+    // The GEMM kernel (a conv from NCHW to NCHW: 1x1, or an implicit GEMM) has the
+    // pixels along its vectors and writes NCHW only; with NHWC the reference would run.
     if (string_attr(conv, "algorithm", "") == "gemm") return false;
     if (!p.types[t] || p.types[t]->shape.size() != 4) return false;
     // A depthwise conv by its shape too (select-algorithm may be off): the reference

@@ -3,8 +3,8 @@
 //   - tern.FusedConv with attribute block = c and a known constant W in ONNX OIHW layout
 //     that reads or writes NCHWc (x_layout or y_layout "NCHWc"), or that reads and writes
 //     NCHW and runs the direct kernel (plain_conv_kernel: at least c / 2 output channels,
-//     whole blocks of them per group; not a 1x1 conv that runs as a GEMM on its OIHW
-//     weights): W becomes a new constant kernels::ref::pack_conv_weights(W, c)
+//     whole blocks of them per group; not a conv that runs as a GEMM on its OIHW weights,
+//     1x1 or an implicit GEMM): W becomes a new constant kernels::ref::pack_conv_weights(W, c)
 //     ([ceil(M/c), C/g, kH, kW, c], output channels blocked, zero padded), weight_layout
 //     = "packed", out_channels = M (the padding hides M). The NCHWc kernel then loads the
 //     c output channels of one tap as one vector.

@@ -81,10 +81,23 @@ bool read_by_nhwc_transpose(const Program& p, int v) {
   return perm != t.attrs.end() && perm->second.ints == std::vector<int64_t>{0, 2, 3, 1};
 }
 
+bool rows_fill_vectors_better(int64_t width, int64_t channels, int64_t block) {
+  const int64_t width_vectors = (width + block - 1) / block;
+  const int64_t channel_blocks = (channels + block - 1) / block;
+  return width * channel_blocks > channels * width_vectors;
+}
+
 PlainConvKernel plain_conv_kernel(const Program& p, const ir::Node& conv, const Shape& w,
                                   int64_t block) {
-  if (gemm_window(conv, w) && !read_by_nhwc_transpose(p, conv.outputs[0])) {
-    return PlainConvKernel::kGemm;
+  const int y = conv.outputs.empty() ? -1 : conv.outputs[0];
+  if (gemm_window(conv, w) && !read_by_nhwc_transpose(p, y)) {
+    // A k x k conv (an implicit GEMM) only where its output rows fill the vectors better
+    // than its channels fill blocks: a 512 -> 512 conv at 7 x 7 keeps the direct kernel.
+    const bool known = y >= 0 && p.types[y] && p.types[y]->shape.size() == 4;
+    if (pointwise_one_group(conv, w) || !known ||
+        rows_fill_vectors_better(p.types[y]->shape[3], w[0], block)) {
+      return PlainConvKernel::kGemm;
+    }
   }
   const int64_t groups = int_attr(conv, "group", 1);
   if (2 * w[0] < block || (groups > 1 && (w[0] / groups) % block != 0)) {

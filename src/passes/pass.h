@@ -72,10 +72,17 @@ bool gemm_window(const ir::Node& conv, const Shape& w);
 /// graph output: a conv writing `v` then writes NHWC itself (fuse-transpose).
 bool read_by_nhwc_transpose(const Program& p, int v);
 
+/// Whether an output row of `width` pixels fills SIMD vectors of `block` lanes better
+/// than `channels` output channels fill blocks of `block` (width / (ceil(width / block) *
+/// block) > channels / (ceil(channels / block) * block)): the lane use of a kernel with
+/// the pixels along the vectors (kernels/gemm) against one with the channels along them.
+bool rows_fill_vectors_better(int64_t width, int64_t channels, int64_t block);
+
 /// The kernel a FusedConv from NCHW to NCHW (`conv`, weights `w` [M, C/g, kH, kW], SIMD
 /// block `block`) runs: kGemm for a gemm_window conv (OIHW weights, the pixels along the
-/// vectors) unless a Transpose(0, 2, 3, 1) reads it (fuse-transpose then makes
-/// it write NHWC, which the direct kernel does and the GEMM kernel does not); kDirect
+/// vectors; a k x k one only where rows_fill_vectors_better for its output width, or when
+/// that width is not known) unless a Transpose(0, 2, 3, 1) reads it (fuse-transpose then
+/// makes it write NHWC, which the direct kernel does and the GEMM kernel does not); kDirect
 /// (packed weights) with at least half a block of output channels and, with groups,
 /// whole blocks per group; kReference otherwise (f32_conv_nchw on OIHW weights).
 enum class PlainConvKernel { kGemm, kDirect, kReference };

@@ -86,8 +86,11 @@ TEST(ConvGemm, MatchesReferenceOnModelShapes) {
     struct Shape {
       int64_t c_in, c_out, h, w, k, pad;
     };
+    // The last: 256 channels of 70-pixel rows pass the 256 KiB band buffer at 2 rows, so
+    // its bands are 1 row.
     const Shape shapes[] = {{96, 24, 8, 12, 3, 1}, {96, 24, 16, 24, 3, 1}, {96, 24, 5, 96, 3, 1},
-                            {24, 96, 40, 7, 3, 1}, {64, 16, 33, 17, 3, 1}, {32, 8, 3, 200, 5, 2}};
+                            {24, 96, 40, 7, 3, 1}, {64, 16, 33, 17, 3, 1}, {32, 8, 3, 200, 5, 2},
+                            {256, 8, 5, 70, 3, 1}};
     int i = 0;
     for (const Shape& s : shapes) {
       NchwcConvCase t;
@@ -119,6 +122,12 @@ TEST(ConvGemm, SupportRulesAndWork) {
     const kernels::WorkGrid g = kernels::conv_gemm_work(p);
     EXPECT_EQ(g.inner, 16);
     EXPECT_GE(g.outer, 2);
+    // 256 channels of 70-pixel rows: bands of 1 row, more than kConvGemmBandsPerImage.
+    FusedConvParams wide = p;
+    wide.conv.in_channels = 256;
+    wide.conv.in.w = wide.conv.out.w = 70;
+    wide.conv.out.h = 64;
+    EXPECT_EQ(kernels::conv_gemm_work(wide).inner, 64);
     FusedConvParams q = p;
     q.conv.stride.w = 2;
     EXPECT_FALSE(kernels::conv_gemm_supported(q));
@@ -133,6 +142,9 @@ TEST(ConvGemm, SupportRulesAndWork) {
     EXPECT_FALSE(kernels::conv_gemm_supported(q));
     q = p;
     q.y_nhwc = true;
+    EXPECT_FALSE(kernels::conv_gemm_supported(q));
+    q = p;  // a 3-D conv of depth 1 padded in depth reads zeros there
+    q.conv.pad_begin.d = 1;
     EXPECT_FALSE(kernels::conv_gemm_supported(q));
   });
 }

@@ -342,6 +342,44 @@ TEST(FusedConvOp, PlainPointwiseRunsAsGemm) {
   }
 }
 
+// A 2-D stride-1 conv from NCHW to NCHW runs as an implicit GEMM (kernels/gemm
+// f32_conv_gemm): against the reference kernel, and 2 and 3 threads (bands of rows split
+// between threads, rows of 19 and 70 pixels ending in a partial vector) give the same
+// bits as 1. The last shape has 60 output channels (two chunks of output channels on
+// AVX-512) and 3 x 3 taps with dilation 2 and asymmetric padding.
+TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
+  struct Case {
+    Shape x;
+    int64_t m, k;
+    std::vector<int64_t> pads;
+    int64_t dilation;
+  };
+  const Case cases[] = {{{1, 24, 37, 19}, 6, 3, {1, 1, 1, 1}, 1},
+                        {{2, 9, 11, 70}, 60, 3, {2, 1, 1, 2}, 2}};
+  int seed = 80;
+  for (const Case& c : cases) {
+    const Tensor x = random(c.x, ++seed);
+    const Tensor w = random({c.m, c.x[1], c.k, c.k}, ++seed), b = random({c.m}, ++seed);
+    AttrMap attrs;
+    attrs.ints("pads", c.pads).ints("dilations", {c.dilation, c.dilation});
+    const Tensor conv = test::run_op("Conv", attrs, {x, w, b})[0];
+    const Tensor z = random(conv.shape(), ++seed);
+    attrs.s("activation", "Relu");
+    AttrMap ref = attrs;
+    ref.s("algorithm", "reference");
+    const std::vector<Tensor> in = {x, w, b, z};
+    ASSERT_EQ(conv_algorithm(attrs, in), "gemm");
+    const std::vector<float> want = run_fused("FusedConv", ref, in)[0].to_float_vector();
+    const std::vector<float> one = run_fused("FusedConv", attrs, in, 1)[0].to_float_vector();
+    // Sums of C * 9 + 2 terms below 1 in magnitude: their roundings (c * 9 + 2)^2 ulp.
+    const float terms = static_cast<float>(c.x[1] * 9 + 2);
+    test::expect_near_all(one, want, terms * terms * 0x1p-24f);
+    for (int threads : {2, 3}) {
+      EXPECT_EQ(run_fused("FusedConv", attrs, in, threads)[0].to_float_vector(), one) << threads;
+    }
+  }
+}
+
 TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
   // 1-D: x [1, 2, 5], w [3, 2, 3], pads 1, Relu; against Conv + Relu. FusedConv runs it
   // as an implicit GEMM (another summation order than Conv's): within the roundings of
@@ -365,7 +403,8 @@ TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
 }
 
 TEST(FusedConvOp, PlainLayoutsGiveTheConvOpResultsBitForBit) {
-  // The NCHW path is f32_conv_nchw + the epilogue: no reordering of the sums.
+  // A grouped or strided NCHW conv (not the GEMM's) runs f32_conv_nchw + the epilogue:
+  // no reordering of the sums.
   const Tensor x = random({2, 8, 9, 9}, 7), w = random({12, 4, 3, 3}, 8), b = random({12}, 9);
   AttrMap attrs;
   attrs.ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2}).i("group", 2);

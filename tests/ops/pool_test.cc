@@ -121,7 +121,8 @@ TEST(PoolOp, GlobalPools) {
   EXPECT_EQ(y.shape(), (Shape{2, 2, 1}));
   EXPECT_EQ(y.to_float_vector(), (std::vector<float>{2, 4, -1, -3}));
   // Planes of 143 values (the kernel's eight partial sums and a tail of 7): the mean in
-  // double, rounded once, and the same bits at 1 and 2 threads.
+  // double, rounded once (the inputs are multiples of 2^-23 in [-1, 1), so every double
+  // sum of them is exact and a misplaced element changes the result).
   const std::vector<float> v = test::random_floats(3 * 13 * 11, 7);
   const Tensor big = Tensor::from_vector(v, {1, 3, 13, 11});
   const Tensor mean = run_op("GlobalAveragePool", AttrMap(), {big})[0];
@@ -130,8 +131,6 @@ TEST(PoolOp, GlobalPools) {
     for (int i = 0; i < 143; ++i) sum += v[c * 143 + i];
     EXPECT_EQ(mean.to_float_vector()[c], static_cast<float>(sum / 143.0)) << c;
   }
-  EXPECT_EQ(run_op("GlobalAveragePool", AttrMap(), {big}, 13, 1, 2)[0].to_float_vector(),
-            mean.to_float_vector());
 }
 
 TEST(PoolOp, Errors) {

@@ -240,42 +240,81 @@ TEST(AssignLayout, ConvFeedingPlainPointwiseConvWritesNchw) {
 
 // A stride-1 conv reading an NCHW tensor of at least 8 channels (as ppocr's convs after
 // its SE blocks' per-channel Mul) whose output rows fill vectors better than its channels
-// fill blocks (16 pixels a row, 5 channels) writes NCHW and runs as an implicit GEMM, and
-// the GlobalAveragePool and Mul reading it stay NCHW: no reorder. It writes NCHWc when a
-// conv that does not run as a GEMM (stride 2) reads it (variant 1), from 4 channels (a
-// network's image: the first-layer kernel writes NCHWc for the convs after it, 2), and
-// when its channels fill the blocks at least as well (16 channels, 9-pixel rows, 3).
+// fill blocks (16 pixels a row, 5 channels) writes NCHW and runs as an implicit GEMM when
+// every reader would read NCHW anyway: a GlobalAveragePool and a broadcast Mul (variant
+// 0: no reorder), or a stride-1 conv (4). It writes NCHWc when a conv that does not run
+// as a GEMM (stride 2) reads it (1), from 7 channels (a network's image: the first-layer
+// kernel writes NCHWc for the convs after it, 2), when its channels fill the blocks at
+// least as well (16 channels, 9-pixel rows, 3), and when a Relu, which runs on NCHWc,
+// reads it (5). Variant 6 is ppocr's SE block: the same-shape Add after the broadcast
+// Mul reads the Mul's NCHW result, so it stays NCHW too and c1 writes NCHW.
 TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 7; ++variant) {
     SCOPED_TRACE(variant);
-    const int64_t cin = variant == 2 ? 4 : 8, cout = variant == 3 ? 16 : 5;
+    const int64_t cin = variant == 2 ? 7 : 8, cout = variant == 3 ? 16 : 5;
     const int64_t width = variant == 3 ? 9 : 16;
     const Shape xs = {1, cin, 9, width};
     ModelBuilder m;
     m.input("x", {1, cin, 9, width});
     add_conv(m, "x", "c1", cin, cout, 3);
-    if (variant == 1) {
-      add_conv(m, "c1", "y", cout, 6, 3, 2);
+    if (variant == 1 || variant == 4) {
+      add_conv(m, "c1", "y", cout, 6, 3, variant == 1 ? 2 : 1);
+    } else if (variant == 5) {
+      m.node("Relu", {"c1"}, {"y"}, "relu");
     } else {
       m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
-      m.node("Mul", {"c1", "g"}, {"y"}, "mul");
+      m.node("Mul", {"c1", "g"}, {variant == 6 ? "s" : "y"}, "mul");
+      if (variant == 6) m.node("Add", {"c1", "s"}, {"y"}, "add");
     }
     m.output("y");
     for (int c : kBlocks) {
       const passes::Program p = only_layout(m, xs, c);
       check_invariants(p);
-      const bool plain = variant == 0;
+      const bool plain = variant == 0 || variant == 4 || variant == 6;
       EXPECT_EQ(attr_s(p, "c1", "y_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
       EXPECT_EQ(blocked(p, "c1"), !plain) << "block " << c;
-      // NCHWc: the Mul (a broadcast) stays NCHW behind reorders of c1 and the pool.
-      EXPECT_EQ(reorders(p), variant == 0 || variant == 1 ? 0 : 2) << "block " << c;
+      // NCHWc: the Mul (a broadcast) stays NCHW behind reorders of c1 and the pool; the
+      // Relu's output is reordered for the graph output.
+      const int want = plain || variant == 1 ? 0 : variant == 5 ? 1 : 2;
+      EXPECT_EQ(reorders(p), want) << "block " << c;
     }
     expect_same_results(m, {{"x", random_tensor(xs, 25 + variant)}});
-    if (variant != 0) continue;
+    if (variant != 0 && variant != 4) continue;
     const passes::Program all =
         compile(m, {{DType::kFloat32, xs}}, {}, static_cast<int>(simd_float_lanes()));
     EXPECT_EQ(attr_s(all, "c1", "algorithm"), "gemm");
+    if (variant == 4) {
+      EXPECT_EQ(attr_s(all, "y", "algorithm"), "gemm");
+    }
   }
+}
+
+// A stride-1 conv on an 8-channel NCHW input whose residual Z (after fuse-epilogue) is
+// NCHWc, written by a first-layer conv, keeps writing NCHWc: Z is read in Y's layout, and
+// writing NCHW would add a reorder of Z.
+TEST(AssignLayout, StrideOneConvWithBlockedResidualWritesNchwc) {
+  ModelBuilder m;
+  m.input("x", {1, 8, 9, 16});
+  m.input("x2", {1, 3, 18, 32});
+  add_conv(m, "x2", "c0", 3, 5, 3, 2);
+  add_conv(m, "x", "c1", 8, 5, 3);
+  m.node("Add", {"c1", "c0"}, {"s"}, "add");
+  m.node("GlobalAveragePool", {"s"}, {"g"}, "gpool");
+  m.node("Mul", {"s", "g"}, {"y"}, "mul");
+  m.output("y");
+  const std::vector<ops::TensorType> types = {{DType::kFloat32, {1, 8, 9, 16}},
+                                              {DType::kFloat32, {1, 3, 18, 32}}};
+  for (int c : kBlocks) {
+    const passes::Program p = compile(m, types, all_passes_except({"fuse-epilogue", kPass}), c);
+    check_invariants(p);
+    const ir::Node* c1 = node_named(p, "c1");
+    ASSERT_NE(c1, nullptr);
+    ASSERT_EQ(c1->inputs.size(), 4u) << "the Add became c1's residual";
+    EXPECT_EQ(attr_s(p, "c1", "y_layout"), "NCHWc") << "block " << c;
+    EXPECT_EQ(attr_s(p, "c0", "y_layout"), "NCHWc") << "block " << c;
+  }
+  expect_same_results(
+      m, {{"x", random_tensor({1, 8, 9, 16}, 31)}, {"x2", random_tensor({1, 3, 18, 32}, 32)}});
 }
 
 // conv -> MaxPool 3x3 s2 p1 -> conv -> AveragePool 2x2 s2 (ceil, count pads) -> y

@@ -157,17 +157,19 @@ TEST(PackWeights, LeavesNarrowNchwConvsAndRunTimeWeightsAlone) {
     EXPECT_EQ(p.memory.packed_weight_bytes, 0);
   }
   // x and y NCHW, 16 output channels in blocks of 8: a 1x1 conv with stride 1 stays OIHW
-  // (FusedConv runs it as a GEMM on W [M, C]), and so does a 3x3 one with stride 1 and
-  // padding (an implicit GEMM); with stride 2, or read by a Transpose(0, 2, 3, 1) (which
-  // fuse-transpose folds into it: NHWC, written by the direct kernel), it is packed.
-  for (int variant = 0; variant < 4; ++variant) {
+  // (FusedConv runs it as a GEMM on W [M, C]); with stride 2, or read by a
+  // Transpose(0, 2, 3, 1) (which fuse-transpose folds into it: NHWC, written by the
+  // direct kernel), it is packed. A 3x3 one with stride 1 and padding stays OIHW (an
+  // implicit GEMM) with 5 output channels, whose 6-pixel rows fill more of a block than
+  // the channels do (variant 3), and is packed with 16, which fill whole blocks (4).
+  for (int variant = 0; variant < 5; ++variant) {
     const int64_t stride = variant == 1 ? 2 : 1;
     const bool transposed = variant == 2;
-    const int64_t k = variant == 3 ? 3 : 1;
+    const int64_t k = variant >= 3 ? 3 : 1, out = variant == 3 ? 5 : 16;
     ModelBuilder m;
     m.input("x", {1, 5, 7, 6});
     m.output("y");
-    m.initializer("w", {16, 5, k, k}, weights(80 * k * k, 6));
+    m.initializer("w", {out, 5, k, k}, weights(out * 5 * k * k, 6));
     auto* conv = m.node("Conv", {"x", "w"}, {transposed ? "c" : "y"}, "pw");
     set_ints(conv, "strides", {stride, stride});
     if (k == 3) set_ints(conv, "pads", {1, 1, 1, 1});

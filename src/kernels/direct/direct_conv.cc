@@ -288,7 +288,7 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
     // Run-time pixel offsets each take a register: at most 6 pixels, so that they and
     // the loop's pointers fit in the 15 usable general registers without spilling. An
     // NCHW input at stride 2 (the first layers) or 1 (a conv behind NCHW-only ops, as
-    // in ppocr's head) has compile-time offsets: full tiles first, which halves the
+    // ppocr's narrowest head convs) has compile-time offsets: full tiles first, which halves the
     // weight loads and loop overhead per FMA for B = 1 and 2.
     constexpr int64_t kRs = kR < 6 ? kR : 6;
     if (k.xb == 1 && k.sw == 2) {

@@ -182,9 +182,9 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finis
       } else {
         // Only the real lanes: the rest of the row's memory may be another thread's
         // (BlendedStore is a read-modify-write on some targets).
-        HWY_ALIGN float lanes[hn::MaxLanes(d)];
-        hn::Store(out, d, lanes);
-        std::copy(lanes, lanes + cols.valid[v], yr + cols.col_y[v]);
+        HWY_ALIGN float part[hn::MaxLanes(d)];
+        hn::Store(out, d, part);
+        std::copy(part, part + cols.valid[v], yr + cols.col_y[v]);
       }
     }
   }
@@ -263,11 +263,11 @@ struct ConvGemm {
   int64_t rows = 0;         // input rows per band
 };
 
-// Bands: up to 16 per image for parallel_grid's spatial split, but at least one tile's
-// kVectors vectors each (a 12-pixel row is one vector: 1-row bands would run 1-vector
-// tiles), and a buffer within 256 KiB (a quarter of a 1 MiB L2) where the rows allow.
+// Bands: rows for kConvGemmBandsPerImage bands (parallel_grid's spatial split), but at
+// least one tile's kVectors vectors each (a 12-pixel row is one vector: 1-row bands would
+// run 1-vector tiles), and fewer rows (more bands) where a band's buffer would pass
+// 256 KiB (a quarter of a 1 MiB L2).
 constexpr int64_t kBandBytes = 256 * 1024;
-constexpr int64_t kBandsPerImage = 16;
 
 ConvGemm conv_gemm(const ref::ConvParams& c, int64_t lanes) {
   ConvGemm k;
@@ -276,9 +276,9 @@ ConvGemm conv_gemm(const ref::ConvParams& c, int64_t lanes) {
   const int64_t halo = (c.kernel.h - 1) * c.dilation.h;
   const int64_t row_bytes = c.in_channels * k.width * static_cast<int64_t>(sizeof(float));
   const int64_t fit = std::max<int64_t>(1, kBandBytes / std::max<int64_t>(row_bytes, 1) - halo);
-  const int64_t rows = std::max((c.out.h + kBandsPerImage - 1) / kBandsPerImage,
+  const int64_t rows = std::max((c.out.h + kConvGemmBandsPerImage - 1) / kConvGemmBandsPerImage,
                                 (kVectors + k.row_vectors - 1) / k.row_vectors);
-  k.band_rows = std::clamp<int64_t>(rows, 1, std::min(fit, c.out.h));
+  k.band_rows = std::clamp<int64_t>(rows, 1, std::max<int64_t>(1, std::min(fit, c.out.h)));
   k.bands = (c.out.h + k.band_rows - 1) / k.band_rows;
   k.rows = k.band_rows + halo;
   return k;
@@ -347,7 +347,8 @@ void GemmRun(const ref::GemmParams& p, const float* a, const float* b, float* y,
 bool ConvGemmSupported(const ref::FusedConvParams& p) {
   const ref::ConvParams& c = p.conv;
   return p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && c.groups == 1 &&
-         c.in.d == 1 && c.out.d == 1 && c.kernel.d == 1 && c.stride.h == 1 && c.stride.w == 1;
+         c.in.d == 1 && c.out.d == 1 && c.kernel.d == 1 && c.pad_begin.d == 0 && c.stride.h == 1 &&
+         c.stride.w == 1;
 }
 
 WorkGrid ConvGemmWork(const ref::FusedConvParams& p) {
@@ -364,7 +365,8 @@ void ConvGemmRun(const ref::FusedConvParams& fp, const float* x, const float* w,
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   const ConvGemm k = conv_gemm(c, lanes);
   const int64_t taps = c.kernel.h * c.kernel.w;
-  std::vector<int64_t> tap_off(static_cast<size_t>(taps));
+  thread_local std::vector<int64_t> tap_off;
+  tap_off.resize(static_cast<size_t>(taps));
   for (int64_t kh = 0; kh < c.kernel.h; ++kh) {
     for (int64_t kw = 0; kw < c.kernel.w; ++kw) {
       tap_off[kh * c.kernel.w + kw] = kh * c.dilation.h * k.width + kw * c.dilation.w;

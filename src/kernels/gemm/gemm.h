@@ -47,24 +47,34 @@ void f32_gemm(const ref::GemmParams& p, const float* a, const float* b, float* y
               const GemmOutput& out, int64_t begin, int64_t end);
 
 /// Whether f32_conv_gemm computes `p`: a 2-D (or 1-D) conv with stride 1 and one group
-/// from NCHW to NCHW on OIHW weights; any kernel size, padding and dilation.
+/// from NCHW to NCHW on OIHW weights; any kernel size, padding and dilation (a 3-D one
+/// only when its depth is 1, without depth padding).
 bool conv_gemm_supported(const ref::FusedConvParams& p);
 
+/// Bands of output rows per image that f32_conv_gemm aims for (ops::parallel_grid's
+/// spatial split wants 8 per thread at 2 threads).
+inline constexpr int64_t kConvGemmBandsPerImage = 16;
+
 /// Work items of one image of f32_conv_gemm: chunks of 48 (AVX2, SSE4: 32) output
-/// channels (outer) x bands of output rows (inner; up to 16 per image, fewer where a
-/// band's input rows would pass 256 KiB).
+/// channels (outer) x bands of output rows (inner): about kConvGemmBandsPerImage, fewer
+/// where a band must hold a tile's worth of vectors (rows narrower than a tile), more
+/// where a band's input rows would pass 256 KiB.
 WorkGrid conv_gemm_work(const ref::FusedConvParams& p);
 
 /// Items [begin, end) of conv_gemm_work(p) of one image: y = epilogue(conv(x, w) + bias,
-/// z), the conv as an implicit GEMM (no im2col matrix): Y [M, OH * OW] = W [M, C * kH * kW]
+/// z), the conv as an implicit GEMM (the GEMM of the im2col lowering without building its
+/// matrix, as cuDNN's IMPLICIT_GEMM: Chetlur et al., "cuDNN: Efficient Primitives for Deep
+/// Learning", 2014): Y [M, OH * OW] = W [M, C * kH * kW]
 /// x B, where B's row (c, kh, kw) is input plane c shifted by that tap, with the pixels
 /// along the vectors (every lane holds an output whatever M is: ppocr's 96 -> 24 3x3
 /// convs). Each item copies its band's input rows, zero-padded for the conv's padding and
 /// to whole vectors, into a per-thread buffer ([C, band rows + (kH - 1) * dilation,
 /// OW rounded up to vectors + (kW - 1) * dilation]); the register tiles of f32_gemm then
 /// read every tap as a plain vector load, and a row's last, partial vector is stored
-/// lane-exact. x: [C, H, W]; w: [M, C, kH, kW]; bias: [M] or nullptr; z, y: [M, OH, OW]
-/// (z read when p.epilogue.residual). Requires conv_gemm_supported(p).
+/// lane-exact. Consecutive items of one band (one chunk of channels) share a copy;
+/// with more output channels than a chunk, each chunk copies the band again. x: [C, H, W]; w: [M,
+/// C, kH, kW]; bias: [M] or nullptr; z, y: [M, OH, OW] (z read when p.epilogue.residual). Requires
+/// conv_gemm_supported(p).
 void f32_conv_gemm(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
                    const float* z, float* y, int64_t begin, int64_t end);
 
