@@ -3,8 +3,9 @@
 // fuse-epilogue, assign-layout and pack-weights, never by a model file.
 // Kernels: kernels/direct (first layer, pointwise, general k x k), kernels/depthwise,
 // kernels/winograd (3x3 stride 1, with weights the select-algorithm pass transformed),
-// kernels/gemm (1x1, and 2-D stride 1, from NCHW to NCHW), and kernels/reference (fused_conv.h,
-// winograd.h) for everything they do not cover.
+// kernels/gemm (1x1, and 2-D stride 1, from NCHW to NCHW), kernels/dot (1x1 from NCHWc on
+// OIHW weights: few output channels), and kernels/reference (fused_conv.h, winograd.h) for
+// everything they do not cover.
 #include "kernels/reference/fused_conv.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "kernels/depthwise/depthwise_conv.h"
 #include "kernels/direct/direct_conv.h"
+#include "kernels/dot/dot_conv.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/reference/winograd.h"
 #include "kernels/winograd/winograd_conv.h"
@@ -39,12 +41,13 @@ enum class ConvAlgorithm {
   kDepthwise,
   kDirect,
   kWinograd,
-  kGemm
+  kGemm,
+  kDot
 };
 
 constexpr const char* kAlgorithmNames[] = {"reference", "direct-first", "pointwise", "depthwise",
-                                           "direct",    "winograd",     "gemm"};
-constexpr int kAlgorithms = 7;
+                                           "direct",    "winograd",     "gemm",      "dot"};
+constexpr int kAlgorithms = 8;
 
 const char* algorithm_name(ConvAlgorithm a) { return kAlgorithmNames[static_cast<int>(a)]; }
 
@@ -87,6 +90,7 @@ kernels::ref::GemmParams gemm_conv_params(const kernels::ref::FusedConvParams& p
 // chosen here (see FusedConvOp::algorithm).
 ConvAlgorithm choose_algorithm(const kernels::ref::FusedConvParams& p) {
   if (gemm_conv(p)) return ConvAlgorithm::kGemm;
+  if (kernels::dot_conv_supported(p)) return ConvAlgorithm::kDot;
   if (kernels::depthwise_conv_supported(p)) return ConvAlgorithm::kDepthwise;
   if (kernels::direct_conv_supported(p)) {
     if (p.x_block == 1) return ConvAlgorithm::kDirectFirst;
@@ -107,6 +111,8 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
       return false;  // needs winograd weights, which resolve_algorithm handles first
     case ConvAlgorithm::kGemm:
       return gemm_conv(p);
+    case ConvAlgorithm::kDot:
+      return kernels::dot_conv_supported(p);
     default:
       return kernels::direct_conv_supported(p);
   }
@@ -129,7 +135,7 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 ///   block               c, required when a layout is NCHWc or the weights are packed;
 ///   out_channels        M, required with packed weights (the padding hides it);
 ///   algorithm           the kernel: "reference", "direct-first", "pointwise",
-///                       "depthwise", "direct", "winograd" or "gemm" (set by the
+///                       "depthwise", "direct", "winograd", "gemm" or "dot" (set by the
 ///                       select-algorithm pass); when absent, or when that kernel cannot
 ///                       compute these shapes on the SIMD target in use, the op chooses
 ///                       (choose_algorithm). Winograd weights always run winograd: the
@@ -152,9 +158,9 @@ class FusedConvOp final : public Op {
         w_packed_(w_layout_ != "OIHW"),
         w_winograd_(w_layout_ == "winograd"),
         out_channels_(a.get_int("out_channels", -1)) {
-    const std::string algo = a.get_enum(
-        "algorithm", "",
-        {"", "reference", "direct-first", "pointwise", "depthwise", "direct", "winograd", "gemm"});
+    const std::string algo = a.get_enum("algorithm", "",
+                                        {"", "reference", "direct-first", "pointwise", "depthwise",
+                                         "direct", "winograd", "gemm", "dot"});
     for (int i = 0; i < kAlgorithms; ++i) {
       if (algo == kAlgorithmNames[i]) algorithm_ = static_cast<ConvAlgorithm>(i);
     }
@@ -285,6 +291,8 @@ class FusedConvOp final : public Op {
     } else if (c.algo == ConvAlgorithm::kGemm) {
       c.implicit_gemm = true;
       c.grid = kernels::conv_gemm_work(c.p);
+    } else if (c.algo == ConvAlgorithm::kDot) {
+      c.grid = kernels::dot_conv_work(c.p);
     } else if (c.algo != ConvAlgorithm::kReference) {
       c.grid = kernels::direct_conv_work(c.p);
     }
@@ -344,6 +352,7 @@ class FusedConvOp final : public Op {
     }
     const bool depthwise = algo == ConvAlgorithm::kDepthwise;
     const bool winograd = algo == ConvAlgorithm::kWinograd;
+    const bool dot = algo == ConvAlgorithm::kDot;
     // A region of the image per thread, all output chunks over it (parallel_grid); within
     // a chunk, consecutive items reuse the same weights from cache.
     parallel_grid(batch, c.grid, ctx.num_threads, [&](int64_t n, int64_t first, int64_t last) {
@@ -354,6 +363,8 @@ class FusedConvOp final : public Op {
         kernels::f32_depthwise_conv(p, xn, wd, bd, zn, yn, first, last);
       } else if (winograd) {
         kernels::f32_winograd_conv(p, xn, wd, bd, zn, yn, c.group_tiles, first, last);
+      } else if (dot) {
+        kernels::f32_dot_conv(p, xn, wd, bd, zn, yn, first, last);
       } else {
         kernels::f32_direct_conv(p, xn, wd, bd, zn, yn, first, last);
       }

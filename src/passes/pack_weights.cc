@@ -4,7 +4,9 @@
 //     that reads or writes NCHWc (x_layout or y_layout "NCHWc"), or that reads and writes
 //     NCHW and runs the direct kernel (plain_conv_kernel: at least c / 2 output channels,
 //     whole blocks of them per group; not a conv that runs as a GEMM on its OIHW weights,
-//     1x1 or an implicit GEMM): W becomes a new constant kernels::ref::pack_conv_weights(W, c)
+//     1x1 or an implicit GEMM), and not a 1x1 conv from NCHWc that the dot kernel runs on
+//     its OIHW rows (kernels::dot_conv_preferred: few output channels): W becomes a new constant
+//     kernels::ref::pack_conv_weights(W, c)
 //     ([ceil(M/c), C/g, kH, kW, c], output channels blocked, zero padded), weight_layout
 //     = "packed", out_channels = M (the padding hides M). The NCHWc kernel then loads the
 //     c output channels of one tap as one vector.
@@ -22,6 +24,7 @@
 #include <map>
 #include <utility>
 
+#include "kernels/dot/dot_conv.h"
 #include "kernels/reference/fused_conv.h"
 #include "ops/registry.h"
 #include "passes/pass.h"
@@ -84,6 +87,12 @@ class PackWeights final : public Pass {
         // ppocr's 77 ms); the GEMM kernel reads OIHW weights, and the plain reference
         // (f32_conv_nchw) is faster on them (plain_conv_kernel).
         if (!blocked && plain_conv_kernel(p, node, ws, block) != PlainConvKernel::kDirect) {
+          continue;
+        }
+        // A 1x1 conv from NCHWc to few output channels (a detection head): the dot kernel
+        // reads the OIHW rows, input channels along its vectors (kernels/dot).
+        if (string_attr(node, "x_layout", "NCHW") == "NCHWc" && pointwise_one_group(node, ws) &&
+            kernels::dot_conv_preferred(ws[1], ws[0], block)) {
           continue;
         }
         node.inputs[1] =

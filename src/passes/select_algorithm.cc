@@ -1,6 +1,6 @@
 // select-algorithm: records, for every node whose op chooses between kernels (today
-// tern.FusedConv: "direct-first", "pointwise", "depthwise", "direct", "winograd", "gemm"
-// or "reference"), the kernel it will run as the node's "algorithm" attribute, so
+// tern.FusedConv: "direct-first", "pointwise", "depthwise", "direct", "winograd", "gemm",
+// "dot" or "reference"), the kernel it will run as the node's "algorithm" attribute, so
 // `tern inspect` and `tern bench --per-layer` show the choice and the op follows it. The
 // choice is the op's own heuristic (Op::algorithm) for the physical shapes and the SIMD
 // target of this plan; a node that already names an algorithm the op can run (set by hand

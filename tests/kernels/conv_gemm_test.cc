@@ -22,17 +22,6 @@ using test::NchwcConvCase;
 
 using test::kActivations;
 
-// The OIHW weights [M, C, k, k] behind packed ones [ceil(M/c), C, k, k, c].
-Tensor unpack(const Tensor& packed, int64_t m) {
-  const int64_t c = packed.dim(4), taps = packed.dim(1) * packed.dim(2) * packed.dim(3);
-  std::vector<float> w(static_cast<size_t>(m * taps));
-  const float* p = packed.data<float>();
-  for (int64_t o = 0; o < m; ++o) {
-    for (int64_t t = 0; t < taps; ++t) w[o * taps + t] = p[((o / c) * taps + t) * c + o % c];
-  }
-  return Tensor::from_vector(w, {m, packed.dim(1), packed.dim(2), packed.dim(3)});
-}
-
 // The case's parameters as f32_conv_gemm reads them: NCHW in and out, OIHW weights.
 FusedConvParams plain(FusedConvParams q) {
   q.w_block = 1;
@@ -50,7 +39,7 @@ void run_conv_gemm(NchwcConvCase t, int64_t c, uint32_t seed) {
       [](const FusedConvParams& q, const float* x, const float* w, const float* bias,
          const float* z, float* y, int64_t begin,
          int64_t end) { kernels::f32_conv_gemm(plain(q), x, w, bias, z, y, begin, end); },
-      seed, [m](const Tensor& packed) { return unpack(packed, m); });
+      seed, [m](const Tensor& packed) { return test::unpack_conv_weights(packed, m); });
 }
 
 TEST(ConvGemm, MatchesReferenceOverSweep) {

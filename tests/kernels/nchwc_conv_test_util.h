@@ -80,6 +80,18 @@ inline kernels::ref::FusedConvParams nchwc_conv_params(const NchwcConvCase& t, i
   return p;
 }
 
+/// The OIHW weights [M, C/g, k, k] behind packed ones [ceil(M/c), C/g, k, k, c], for the
+/// kernels that read OIHW weights (kernels/gemm, kernels/dot).
+inline Tensor unpack_conv_weights(const Tensor& packed, int64_t m) {
+  const int64_t c = packed.dim(4), taps = packed.dim(1) * packed.dim(2) * packed.dim(3);
+  std::vector<float> w(static_cast<size_t>(m * taps));
+  const float* p = packed.data<float>();
+  for (int64_t o = 0; o < m; ++o) {
+    for (int64_t t = 0; t < taps; ++t) w[o * taps + t] = p[((o / c) * taps + t) * c + o % c];
+  }
+  return Tensor::from_vector(w, {m, packed.dim(1), packed.dim(2), packed.dim(3)});
+}
+
 /// Kernel under test: computes work items [begin, end) of one image.
 using NchwcConvKernel =
     std::function<void(const kernels::ref::FusedConvParams&, const float* x, const float* w,

@@ -380,6 +380,35 @@ TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
   }
 }
 
+// A 1x1 conv from NCHWc on OIHW weights (what pack-weights leaves for a detection head
+// to few channels) runs the dot kernel, input channels along the vectors, into NHWC or
+// NCHWc: the reference's results within the roundings of its sums, the same bits at 1, 2
+// and 3 threads. The scalar baseline has no dot kernel and runs the reference.
+TEST(FusedConvOp, NchwcPointwiseOnOihwWeightsRunsTheDotKernel) {
+  const int64_t c = simd_float_lanes();
+  const bool fast = cpu_info().forced_target != "SCALAR" && c >= 4;
+  const Tensor x = random({2, 70, 5, 7}, 61);
+  const Tensor w = random({6, 70, 1, 1}, 62), b = random({6}, 63);
+  for (const char* y_layout : {"NHWC", "NCHWc"}) {
+    SCOPED_TRACE(y_layout);
+    AttrMap attrs;
+    attrs.s("x_layout", "NCHWc").s("y_layout", y_layout).i("block", c).s("activation", "Relu");
+    AttrMap ref = attrs;
+    ref.s("algorithm", "reference");
+    const std::vector<Tensor> in = {to_nchwc(x, c, kNan), w, b};
+    if (fast) {
+      EXPECT_EQ(conv_algorithm(attrs, in), "dot");
+    }
+    const std::vector<float> want = run_fused("FusedConv", ref, in)[0].to_float_vector();
+    const std::vector<float> one = run_fused("FusedConv", attrs, in, 1)[0].to_float_vector();
+    // Sums of 72 terms below 1 in magnitude: their roundings 72^2 ulp.
+    test::expect_near_all(one, want, 72.0f * 72.0f * 0x1p-24f);
+    for (int threads : {2, 3}) {
+      EXPECT_EQ(run_fused("FusedConv", attrs, in, threads)[0].to_float_vector(), one) << threads;
+    }
+  }
+}
+
 TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
   // 1-D: x [1, 2, 5], w [3, 2, 3], pads 1, Relu; against Conv + Relu. FusedConv runs it
   // as an implicit GEMM (another summation order than Conv's): within the roundings of

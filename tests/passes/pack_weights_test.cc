@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu.h"
+#include "kernels/dot/dot_conv.h"
 #include "kernels/ref_test_util.h"
 #include "kernels/reference/fused_conv.h"
 #include "pass_test_util.h"
@@ -252,6 +254,40 @@ TEST(PackWeights, GemmWithoutTransBIsLeftAlone) {
 
 namespace tern::test {
 namespace {
+
+// A 1x1 conv from NCHWc to few channels (a detection head, 128 -> 4, then NHWC) keeps its OIHW
+// weights where the dot kernel is expected faster (kernels::dot_conv_preferred: blocks of 8
+// and 16) and runs it; with blocks of 4 its weights are packed for the pointwise kernel.
+TEST(PackWeights, NarrowPointwiseConvOnNchwcKeepsOihwWeightsForTheDotKernel) {
+  ModelBuilder m;
+  m.input("x", {1, 3, 12, 10});
+  m.output("y");
+  m.initializer("w1", {128, 3, 3, 3}, weights(128 * 27, 1));
+  m.initializer("w2", {4, 128, 1, 1}, weights(512, 2));
+  auto* c1 = m.node("Conv", {"x", "w1"}, {"a"}, "c1");
+  set_ints(c1, "pads", {1, 1, 1, 1});
+  m.node("Relu", {"a"}, {"ar"}, "r1");
+  m.node("Conv", {"ar", "w2"}, {"h"}, "head");
+  set_ints(m.node("Transpose", {"h"}, {"y"}, "nhwc"), "perm", {0, 2, 3, 1});
+  for (int block : {4, 8, 16}) {
+    SCOPED_TRACE(::testing::Message() << "block " << block);
+    const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 12, 10}}}, {}, block);
+    const ir::Node* head = nullptr;
+    for (const ir::Node& node : p.graph.nodes)
+      if (node.name == "head") head = &node;
+    ASSERT_NE(head, nullptr);
+    ASSERT_EQ(head->attrs.at("x_layout").s, "NCHWc");
+    const bool dot = block >= 8;
+    EXPECT_EQ(kernels::dot_conv_preferred(128, 4, block), dot);
+    auto layout = head->attrs.find("weight_layout");
+    EXPECT_EQ(layout != head->attrs.end() && layout->second.s == "packed", !dot);
+    EXPECT_EQ(p.known[head->inputs[1]].rank(), dot ? 4 : 5);
+    if (dot && block == simd_float_lanes()) {
+      EXPECT_EQ(head->attrs.at("algorithm").s, "dot");
+    }
+  }
+  expect_pass_keeps_results(m, {{"x", random_tensor({1, 3, 12, 10}, 5)}}, "pack-weights");
+}
 
 // Through the whole pipeline: every FusedConv that assign-layout gives an NCHWc input or
 // output reads packed weights afterwards (and only those), for c = 4, 8, 16 and channel counts
