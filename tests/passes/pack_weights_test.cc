@@ -256,8 +256,8 @@ namespace tern::test {
 namespace {
 
 // A 1x1 conv from NCHWc to few channels (a detection head, 128 -> 4, then NHWC) keeps its OIHW
-// weights where the dot kernel is expected faster (kernels::dot_conv_preferred: blocks of 8
-// and 16) and runs it; with blocks of 4 its weights are packed for the pointwise kernel.
+// weights where the dot kernel is expected faster (kernels::dot_conv_preferred: blocks of
+// 16) and runs it; with blocks of 4 and 8 its weights are packed for the pointwise kernel.
 TEST(PackWeights, NarrowPointwiseConvOnNchwcKeepsOihwWeightsForTheDotKernel) {
   ModelBuilder m;
   m.input("x", {1, 3, 12, 10});
@@ -277,7 +277,7 @@ TEST(PackWeights, NarrowPointwiseConvOnNchwcKeepsOihwWeightsForTheDotKernel) {
       if (node.name == "head") head = &node;
     ASSERT_NE(head, nullptr);
     ASSERT_EQ(head->attrs.at("x_layout").s, "NCHWc");
-    const bool dot = block >= 8;
+    const bool dot = block >= 16;
     EXPECT_EQ(kernels::dot_conv_preferred(128, 4, block), dot);
     auto layout = head->attrs.find("weight_layout");
     EXPECT_EQ(layout != head->attrs.end() && layout->second.s == "packed", !dot);

@@ -205,11 +205,25 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
   const int64_t c = p.conv.in_channels, m = p.conv.out_channels;
   const int64_t plane = p.conv.out.h * p.conv.out.w;
+  HWY_ASSERT(static_cast<int64_t>(p.x_block) == lanes && p.w_block == 1);
   const Dot k{x, c / lanes, c % lanes, plane};
-  thread_local std::vector<float> rows;  // the last tile's weight rows, zero padded
+  const int64_t tiles = (m + kOut - 1) / kOut;
+  // Prepared once per call: the last tile's weight rows when M % 4 != 0, a copy with zero
+  // rows past M (their sums are not stored); and when C % lanes != 0, every tile's weights
+  // of the last input block, zero padded ([tiles][kOut][lanes]).
+  thread_local std::vector<float> rows, tails;
+  if (m % kOut != 0) {
+    rows.assign(static_cast<size_t>(kOut * c), 0.0f);
+    std::copy(w + (tiles - 1) * kOut * c, w + m * c, rows.begin());
+  }
+  if (k.rem > 0) {
+    tails.assign(static_cast<size_t>(tiles * kOut * lanes), 0.0f);
+    for (int64_t row = 0; row < m; ++row) {
+      std::copy(w + row * c + k.full * lanes, w + (row + 1) * c, tails.begin() + row * lanes);
+    }
+  }
   // NCHWc: every channel of the last block, padded ones as 0.
   const int64_t stored = p.y_block == 1 ? m : (m + lanes - 1) / lanes * lanes;
-  HWY_ALIGN float tail[kOut * hn::MaxLanes(D())];
   const int64_t pass_tiles = std::max<int64_t>(1, kPassPixels / kPixels);
   for (int64_t t0 = begin; t0 < end; t0 += pass_tiles) {
     const int64_t t1 = std::min(end, t0 + pass_tiles);
@@ -223,22 +237,10 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
         }
         continue;
       }
-      // The tile's weight rows: w's own, or for the last, partial tile a copy with zero
-      // rows past M (their sums are not stored).
-      const float* wt = w + m0 * c;
-      if (m0 + kOut > m) {
-        rows.assign(static_cast<size_t>(kOut * c), 0.0f);
-        std::copy(wt, w + m * c, rows.begin());
-        wt = rows.data();
-      }
+      const float* wt = m0 + kOut > m ? rows.data() : w + m0 * c;
+      const float* tail = k.rem > 0 ? tails.data() + m0 * lanes : nullptr;
       HWY_ALIGN float b4[kOut];
-      for (int j = 0; j < kOut; ++j) {
-        b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
-        if (k.rem > 0) {
-          std::fill(tail + j * lanes, tail + (j + 1) * lanes, 0.0f);
-          std::copy(wt + j * c + k.full * lanes, wt + (j + 1) * c, tail + j * lanes);
-        }
-      }
+      for (int j = 0; j < kOut; ++j) b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
       const V4 bv = hn::Load(D4(), b4);
       for (int64_t t = t0; t < t1; ++t) {
         // The last tile of a plane that leaves a partial one ends at the plane's end and
@@ -279,7 +281,7 @@ bool dot_conv_supported(const ref::FusedConvParams& p) {
 }
 
 bool dot_conv_preferred(int64_t in_channels, int64_t out_channels, int64_t block) {
-  if (in_channels <= 0 || out_channels <= 0 || block <= 0) return false;
+  if (in_channels <= 0 || out_channels <= 0 || block < 16) return false;
   const int64_t pointwise = (out_channels + block - 1) / block * in_channels;
   const int64_t dot = (out_channels + 3) / 4 * (4 * in_channels / block + kDotReduceCost);
   return dot < pointwise;
