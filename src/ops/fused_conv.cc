@@ -51,12 +51,9 @@ constexpr int kAlgorithms = 8;
 
 const char* algorithm_name(ConvAlgorithm a) { return kAlgorithmNames[static_cast<int>(a)]; }
 
-// A 1x1 kernel with stride 1 and no padding whose output has the input's extent: output
-// pixel i is input pixel i (any spatial rank; direct_conv_supported limits pointwise to 2-D).
-bool pointwise_window(const kernels::ref::ConvParams& c) {
-  return c.kernel.size() == 1 && c.stride.size() == 1 && c.pad_begin.d == 0 && c.pad_begin.h == 0 &&
-         c.pad_begin.w == 0 && c.out.d == c.in.d && c.out.h == c.in.h && c.out.w == c.in.w;
-}
+// kernels::ref::pointwise_window (any spatial rank; direct_conv_supported limits the
+// pointwise kernel to 2-D).
+using kernels::ref::pointwise_window;
 
 // A conv from NCHW to NCHW on OIHW weights with one group that kernels/gemm computes with
 // the pixels along its vectors, so every lane is used whatever M is: a pointwise_window

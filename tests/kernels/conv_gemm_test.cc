@@ -22,24 +22,12 @@ using test::NchwcConvCase;
 
 using test::kActivations;
 
-// The case's parameters as f32_conv_gemm reads them: NCHW in and out, OIHW weights.
-FusedConvParams plain(FusedConvParams q) {
-  q.w_block = 1;
-  return q;
-}
-
 void run_conv_gemm(NchwcConvCase t, int64_t c, uint32_t seed) {
   t.stride = 1;
   t.x_block = t.y_block = 1;
-  const FusedConvParams p = plain(test::nchwc_conv_params(t, c));
+  const FusedConvParams p = test::oihw_conv_params(t, c);
   ASSERT_TRUE(kernels::conv_gemm_supported(p)) << t.str();
-  const int64_t m = t.c_out;
-  test::check_nchwc_conv(
-      t, c, kernels::conv_gemm_work(p).items(),
-      [](const FusedConvParams& q, const float* x, const float* w, const float* bias,
-         const float* z, float* y, int64_t begin,
-         int64_t end) { kernels::f32_conv_gemm(plain(q), x, w, bias, z, y, begin, end); },
-      seed, [m](const Tensor& packed) { return test::unpack_conv_weights(packed, m); });
+  test::check_oihw_conv(t, c, kernels::conv_gemm_work(p).items(), kernels::f32_conv_gemm, seed);
 }
 
 TEST(ConvGemm, MatchesReferenceOverSweep) {
@@ -105,7 +93,7 @@ TEST(ConvGemm, SupportRulesAndWork) {
   t.w = 20;
   t.x_block = t.y_block = 1;
   test::for_each_simd_target([&](const std::string&, int c) {
-    FusedConvParams p = plain(test::nchwc_conv_params(t, c));
+    FusedConvParams p = test::oihw_conv_params(t, c);
     EXPECT_TRUE(kernels::conv_gemm_supported(p));
     // Output channels in chunks of 8 register tiles (48 or 32 rows), rows in 16 bands.
     const kernels::WorkGrid g = kernels::conv_gemm_work(p);

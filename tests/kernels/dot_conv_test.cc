@@ -21,12 +21,6 @@ using kernels::ref::Activation;
 using kernels::ref::FusedConvParams;
 using test::NchwcConvCase;
 
-// The case's parameters as f32_dot_conv reads them: OIHW weights.
-FusedConvParams oihw(FusedConvParams q) {
-  q.w_block = 1;
-  return q;
-}
-
 // Runs case t; false when the target cannot run the kernel (the scalar baseline: one
 // lane, no 4-lane sums).
 bool run_dot_conv(const std::string& target, NchwcConvCase t, int64_t c, uint32_t seed) {
@@ -34,19 +28,13 @@ bool run_dot_conv(const std::string& target, NchwcConvCase t, int64_t c, uint32_
   t.stride = 1;
   t.pad = 0;
   t.x_block = 0;
-  const FusedConvParams p = oihw(test::nchwc_conv_params(t, c));
+  const FusedConvParams p = test::oihw_conv_params(t, c);
   if (target == "SCALAR") {
     EXPECT_FALSE(kernels::dot_conv_supported(p)) << t.str();
     return false;
   }
   EXPECT_TRUE(kernels::dot_conv_supported(p)) << t.str();
-  const int64_t m = t.c_out;
-  test::check_nchwc_conv(
-      t, c, kernels::dot_conv_work(p).items(),
-      [](const FusedConvParams& q, const float* x, const float* w, const float* bias,
-         const float* z, float* y, int64_t begin,
-         int64_t end) { kernels::f32_dot_conv(oihw(q), x, w, bias, z, y, begin, end); },
-      seed, [m](const Tensor& packed) { return test::unpack_conv_weights(packed, m); });
+  test::check_oihw_conv(t, c, kernels::dot_conv_work(p).items(), kernels::f32_dot_conv, seed);
   return true;
 }
 
@@ -119,7 +107,7 @@ TEST(DotConv, ResidualInPlaceOnPartialTiles) {
       t.x_block = 0;
       t.y_block = nhwc ? test::kNhwc : 0;
       t.residual = true;
-      FusedConvParams p = oihw(test::nchwc_conv_params(t, c));
+      FusedConvParams p = test::oihw_conv_params(t, c);
       p.epilogue.residual = true;
       p.epilogue.activation = Activation::kRelu;
       const int64_t plane = 21, blocks_in = (t.c_in + c - 1) / c;
@@ -153,7 +141,7 @@ TEST(DotConv, SupportRulesAndPreference) {
   t.y_block = test::kNhwc;
   test::for_each_simd_target([&](const std::string& target, int c) {
     if (target == "SCALAR") return;
-    const FusedConvParams p = oihw(test::nchwc_conv_params(t, c));
+    const FusedConvParams p = test::oihw_conv_params(t, c);
     EXPECT_TRUE(kernels::dot_conv_supported(p));
     // One chunk of pixel tiles: 30 pixels in tiles of 2 or 4.
     const kernels::WorkGrid g = kernels::dot_conv_work(p);

@@ -215,4 +215,28 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   expect_close(actual, want, tol, t.str());
 }
 
+/// The parameters of case `t` with block c for a kernel that reads OIHW weights
+/// (w_block 1: kernels/gemm, kernels/dot).
+inline kernels::ref::FusedConvParams oihw_conv_params(const NchwcConvCase& t, int64_t c) {
+  kernels::ref::FusedConvParams p = nchwc_conv_params(t, c);
+  p.w_block = 1;
+  return p;
+}
+
+/// check_nchwc_conv for a kernel that reads OIHW weights [M, C/g, k, k]: it gets the
+/// parameters with w_block 1 and the weights unpacked (unpack_conv_weights).
+inline void check_oihw_conv(const NchwcConvCase& t, int64_t c, int64_t items,
+                            const NchwcConvKernel& kernel, uint32_t seed) {
+  const int64_t m = t.c_out;
+  check_nchwc_conv(
+      t, c, items,
+      [&kernel](const kernels::ref::FusedConvParams& q, const float* x, const float* w,
+                const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
+        kernels::ref::FusedConvParams o = q;
+        o.w_block = 1;
+        kernel(o, x, w, bias, z, y, begin, end);
+      },
+      seed, [m](const Tensor& packed) { return unpack_conv_weights(packed, m); });
+}
+
 }  // namespace tern::test

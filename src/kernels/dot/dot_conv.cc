@@ -187,9 +187,7 @@ HWY_INLINE void StoreSums(const ref::FusedConvParams& p, int64_t lanes, int64_t 
 bool DotConvSupported(const ref::FusedConvParams& p) {
   const ref::ConvParams& c = p.conv;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
-  const bool pointwise = c.kernel.size() == 1 && c.stride.size() == 1 && c.pad_begin.d == 0 &&
-                         c.pad_begin.h == 0 && c.pad_begin.w == 0 && c.in.d == 1 && c.out.d == 1 &&
-                         c.out.h == c.in.h && c.out.w == c.in.w;
+  const bool pointwise = ref::pointwise_window(c) && c.in.d == 1;  // 2-D
   const bool y_ok = p.y_nhwc ? p.y_block == 1 : p.y_block == 1 || p.y_block == lanes;
   return pointwise && c.groups == 1 && p.x_block == lanes && p.w_block == 1 && y_ok;
 }

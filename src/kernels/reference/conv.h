@@ -23,6 +23,13 @@ struct ConvParams {
   Dims3 pad_begin{0, 0, 0};  ///< >= 0: zeros before the input along each dim
 };
 
+/// Whether `c` is a pointwise window: a 1x1 kernel with stride 1 and no padding whose
+/// output has the input's extent, so output pixel i is input pixel i (any spatial rank).
+inline bool pointwise_window(const ConvParams& c) {
+  return c.kernel.size() == 1 && c.stride.size() == 1 && c.pad_begin.d == 0 && c.pad_begin.h == 0 &&
+         c.pad_begin.w == 0 && c.out.d == c.in.d && c.out.h == c.in.h && c.out.w == c.in.w;
+}
+
 /// Direct convolution of one image, output channels [oc_begin, oc_end) only.
 ///
 /// x: [C, in.d, in.h, in.w] contiguous (one image). w: [M, C/groups, k.d, k.h, k.w]
