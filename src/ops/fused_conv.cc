@@ -62,7 +62,7 @@ using kernels::ref::pointwise_window;
 // the reference kernel); a 2-D stride-1 conv is an implicit GEMM (conv_gemm_supported:
 // ppocr's 96 -> 24 3x3 convs between NCHW tensors).
 bool gemm_conv(const kernels::ref::FusedConvParams& p) {
-  const bool plain = p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1;
+  const bool plain = p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && !p.w_ohwi;
   return plain && p.conv.groups == 1 &&
          (pointwise_window(p.conv) || kernels::conv_gemm_supported(p));
 }
@@ -125,10 +125,11 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 ///                       ([N, H, W, M]: the conv followed by Transpose(0, 2, 3, 1), which
 ///                       the fuse-transpose pass folds in; 2-D, not with winograd weights);
 ///   weight_layout       "OIHW" (default, ONNX [M, C/group, kH, kW]), "packed"
-///                       ([ceil(M/c), C/group, kH, kW, c], kernels::ref::pack_conv_weights)
-///                       or "winograd" ([36, ceil(M/c), C, c],
-///                       kernels::ref::winograd_transform_weights; 3x3, stride 1,
-///                       dilation 1, one group only);
+///                       ([ceil(M/c), C/group, kH, kW, c], kernels::ref::pack_conv_weights),
+///                       "OHWI" ([M, kH, kW, C/group], kernels::ref::ohwi_conv_weights: the
+///                       dot kernel's, input channels innermost) or "winograd" ([36,
+///                       ceil(M/c), C, c], kernels::ref::winograd_transform_weights; 3x3,
+///                       stride 1, dilation 1, one group only);
 ///   block               c, required when a layout is NCHWc or the weights are packed;
 ///   out_channels        M, required with packed weights (the padding hides it);
 ///   algorithm           the kernel: "reference", "direct-first", "pointwise",
@@ -151,8 +152,9 @@ class FusedConvOp final : public Op {
         x_blocked_(a.get_enum("x_layout", "NCHW", {"NCHW", "NCHWc"}) == "NCHWc"),
         y_blocked_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc", "NHWC"}) == "NCHWc"),
         y_nhwc_(a.get_enum("y_layout", "NCHW", {"NCHW", "NCHWc", "NHWC"}) == "NHWC"),
-        w_layout_(a.get_enum("weight_layout", "OIHW", {"OIHW", "packed", "winograd"})),
-        w_packed_(w_layout_ != "OIHW"),
+        w_layout_(a.get_enum("weight_layout", "OIHW", {"OIHW", "packed", "OHWI", "winograd"})),
+        w_packed_(w_layout_ == "packed" || w_layout_ == "winograd"),
+        w_ohwi_(w_layout_ == "OHWI"),
         w_winograd_(w_layout_ == "winograd"),
         out_channels_(a.get_int("out_channels", -1)) {
     const std::string algo = a.get_enum("algorithm", "",
@@ -377,11 +379,11 @@ class FusedConvOp final : public Op {
                  "{}: an NHWC output needs a 2-D convolution: expected X of rank {}, but got {}",
                  where(), x_blocked_ ? 5 : 4, shape_str(x));
     }
-    if (blocked) {
+    if (blocked || w_ohwi_) {
       const size_t w_rank = w_winograd_ ? 4u : w_packed_ ? 5u : 4u;
       TERN_CHECK(x.size() == (x_blocked_ ? 5u : 4u) && w.size() == w_rank, ShapeError,
-                 "{}: an NCHWc layout or packed weights need a 2-D convolution: expected X "
-                 "of rank {} and W of rank {}, but got {} and {}",
+                 "{}: an NCHWc layout or packed or OHWI weights need a 2-D convolution: "
+                 "expected X of rank {} and W of rank {}, but got {} and {}",
                  where(), x_blocked_ ? 5 : 4, w_rank, shape_str(x), shape_str(w));
     }
     Shape wl = w;
@@ -399,7 +401,10 @@ class FusedConvOp final : public Op {
                  "and block {}, but got {}",
                  where(), ceil_blocks(out_channels_), block_, out_channels_, block_, shape_str(w));
       wl = {out_channels_, w[1], w[2], w[3]};
-    } else if (out_channels_ >= 0) {
+    } else if (w_ohwi_) {
+      wl = {w[0], w[3], w[1], w[2]};
+    }
+    if (!w_packed_ && out_channels_ >= 0) {
       TERN_CHECK(!w.empty() && w[0] == out_channels_, ShapeError,
                  "{}: attribute out_channels is {}, but weight shape {} has {}", where(),
                  out_channels_, shape_str(w), w.empty() ? 0 : w[0]);
@@ -421,6 +426,7 @@ class FusedConvOp final : public Op {
     p.y_block = y_blocked_ ? block_ : 1;
     p.y_nhwc = y_nhwc_;
     p.w_block = w_packed_ ? block_ : 1;
+    p.w_ohwi = w_ohwi_;
     p.epilogue = epilogue_;
     TERN_CHECK(!w_winograd_ || kernels::ref::winograd_applicable(p), ModelError,
                "{}: winograd weights need a 2-D 3x3 convolution with stride 1, dilation 1 and "
@@ -460,6 +466,7 @@ class FusedConvOp final : public Op {
   bool y_nhwc_;
   std::string w_layout_;
   bool w_packed_;    // packed or winograd: blocked by output channel, out_channels given
+  bool w_ohwi_;      // OHWI: [M, kH, kW, C/group]
   bool w_winograd_;
   int64_t out_channels_;
   int64_t block_ = 1;

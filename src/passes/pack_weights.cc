@@ -4,12 +4,17 @@
 //     that reads or writes NCHWc (x_layout or y_layout "NCHWc"), or that reads and writes
 //     NCHW and runs the direct kernel (plain_conv_kernel: at least c / 2 output channels,
 //     whole blocks of them per group; not a conv that runs as a GEMM on its OIHW weights,
-//     1x1 or an implicit GEMM), and not a 1x1 conv from NCHWc that the dot kernel runs on
-//     its OIHW rows (kernels::dot_conv_preferred: few output channels): W becomes a new constant
-//     kernels::ref::pack_conv_weights(W, c)
-//     ([ceil(M/c), C/g, kH, kW, c], output channels blocked, zero padded), weight_layout
-//     = "packed", out_channels = M (the padding hides M). The NCHWc kernel then loads the
-//     c output channels of one tap as one vector.
+//     1x1 or an implicit GEMM), and not a conv from NCHWc with one group that the dot
+//     kernel runs (kernels::dot_conv_preferred: few output channels, and not a conv
+//     select-algorithm gives winograd): W becomes a new
+//     constant kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output
+//     channels blocked, zero padded), weight_layout = "packed", out_channels = M (the
+//     padding hides M). The NCHWc kernel then loads the c output channels of one tap as
+//     one vector.
+//   - The dot kernel's convs (kernels/dot, input channels along the vectors): a 1x1 conv
+//     with stride 1 and no padding keeps its OIHW weights (each output channel's row is
+//     contiguous); any other becomes kernels::ref::ohwi_conv_weights(W) ([M, kH, kW, C],
+//     the channels of each tap contiguous), weight_layout = "OHWI".
 //   - Gemm / tern.FusedGemm with transB = 1 and a known constant B [N, K]: B becomes the
 //     constant B^T [K, N] and transB = 0, so the kernel's inner loop runs along a
 //     contiguous row of N outputs (y_row += a_ik * b_row) instead of a dot product per
@@ -22,10 +27,14 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "kernels/dot/dot_conv.h"
 #include "kernels/reference/fused_conv.h"
+#include "kernels/winograd/winograd_conv.h"
+#include "ops/attrs.h"
+#include "ops/conv.h"
 #include "ops/registry.h"
 #include "passes/pass.h"
 
@@ -44,6 +53,41 @@ Tensor transpose2d(const Tensor& b) {
   return t;
 }
 
+// The geometry of FusedConv `conv` (weights `w`, OIHW) when it reads a known NCHWc input
+// [N, ceil(C/c), H, W, c]; nullopt otherwise, or when its attributes or shapes are bad
+// (the op reports that when the plan is built).
+std::optional<kernels::ref::ConvParams> nchwc_conv_geometry(const Program& p, const ir::Node& conv,
+                                                            const Shape& w) {
+  if (string_attr(conv, "x_layout", "NCHW") != "NCHWc" || conv.inputs.empty()) return {};
+  const int x = conv.inputs[0];
+  if (x < 0 || !p.types[x] || p.types[x]->shape.size() != 5) return {};
+  const Shape& xs = p.types[x]->shape;
+  const int64_t group = int_attr(conv, "group", 1);
+  try {
+    const ops::Attrs attrs(conv.attrs, conv.name);
+    return ops::conv_params(ops::parse_window_attrs(attrs, false), group,
+                            {xs[0], w[1] * group, xs[2], xs[3]}, w, conv.name);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+// Whether select-algorithm gives FusedConv `conv` (geometry `c`) winograd once its weights
+// are packed with `block` (kernels::winograd_conv_preferred, as FusedConv's algorithm()):
+// such a conv keeps that path, the dot kernel's rule was measured against direct only.
+bool winograd_preferred(const ir::Node& conv, const kernels::ref::ConvParams& c, int64_t block) {
+  kernels::ref::FusedConvParams f;
+  f.conv = c;
+  f.x_block = block;
+  f.y_block = string_attr(conv, "y_layout", "NCHW") == "NCHWc" ? block : 1;
+  f.w_block = block;
+  return kernels::winograd_conv_preferred(f);
+}
+
+// pack()'s keys for the layouts that are not blocks.
+constexpr int64_t kTranspose = -1;
+constexpr int64_t kOhwi = -2;
+
 class PackWeights final : public Pass {
  public:
   const char* name() const override { return "pack-weights"; }
@@ -53,7 +97,7 @@ class PackWeights final : public Pass {
 
   int run(Program& p) const override {
     int changes = 0;
-    // (original value, block or -1 for a transpose) -> packed value.
+    // (original value, block, or kTranspose or kOhwi) -> packed value.
     std::map<std::pair<int, int64_t>, int> packed;
     auto pack = [&](int w, int64_t key, const std::string& base, auto&& make) {
       auto it = packed.find({w, key});
@@ -89,10 +133,17 @@ class PackWeights final : public Pass {
         if (!blocked && plain_conv_kernel(p, node, ws, block) != PlainConvKernel::kDirect) {
           continue;
         }
-        // A 1x1 conv from NCHWc to few output channels (a detection head): the dot kernel
-        // reads the OIHW rows, input channels along its vectors (kernels/dot).
-        if (string_attr(node, "x_layout", "NCHW") == "NCHWc" && pointwise_one_group(node, ws) &&
-            kernels::dot_conv_preferred(ws[1], ws[0], block)) {
+        // A conv from NCHWc to few output channels (a detection head): the dot kernel
+        // takes dot products along the input channels (kernels/dot), on the OIHW rows of a
+        // 1x1 conv and on OHWI weights (channels innermost per tap) of a k x k one.
+        const std::optional<kernels::ref::ConvParams> geometry = nchwc_conv_geometry(p, node, ws);
+        if (geometry && kernels::dot_conv_preferred(*geometry, block) &&
+            !winograd_preferred(node, *geometry, block)) {
+          if (pointwise_one_group(node, ws)) continue;
+          node.inputs[1] =
+              pack(w, kOhwi, fmt::format("{}_ohwi", base), kernels::ref::ohwi_conv_weights);
+          set_string_attr(node, "weight_layout", "OHWI");
+          ++changes;
           continue;
         }
         node.inputs[1] =
@@ -105,7 +156,7 @@ class PackWeights final : public Pass {
       } else if (((node.domain.empty() && node.op_type == "Gemm") ||
                   (internal && node.op_type == "FusedGemm")) &&
                  int_attr(node, "transB", 0) == 1 && ws.size() == 2) {
-        node.inputs[1] = pack(w, -1, fmt::format("{}_transposed", base), transpose2d);
+        node.inputs[1] = pack(w, kTranspose, fmt::format("{}_transposed", base), transpose2d);
         set_int_attr(node, "transB", 0);
         ++changes;
       }

@@ -61,6 +61,20 @@ struct NchwcConvCase {
   }
 };
 
+/// A case of a model layer's shape: C -> M on an h x w input, a k x k kernel with padding
+/// `pad` on every side, stride 1, the other fields at their defaults.
+inline NchwcConvCase layer_case(int64_t c_in, int64_t c_out, int64_t h, int64_t w, int64_t k = 3,
+                                int64_t pad = 1) {
+  NchwcConvCase t;
+  t.c_in = c_in;
+  t.c_out = c_out;
+  t.h = h;
+  t.w = w;
+  t.k = k;
+  t.pad = pad;
+  return t;
+}
+
 /// The kernel parameters of case `t` with block c (x_block/y_block 1 or c, packed weights).
 inline kernels::ref::FusedConvParams nchwc_conv_params(const NchwcConvCase& t, int64_t c) {
   kernels::ref::FusedConvParams p;
@@ -216,27 +230,35 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
 }
 
 /// The parameters of case `t` with block c for a kernel that reads OIHW weights
-/// (w_block 1: kernels/gemm, kernels/dot).
-inline kernels::ref::FusedConvParams oihw_conv_params(const NchwcConvCase& t, int64_t c) {
+/// (w_block 1: kernels/gemm, kernels/dot), or OHWI ones when `ohwi` (kernels/dot).
+inline kernels::ref::FusedConvParams oihw_conv_params(const NchwcConvCase& t, int64_t c,
+                                                      bool ohwi = false) {
   kernels::ref::FusedConvParams p = nchwc_conv_params(t, c);
   p.w_block = 1;
+  p.w_ohwi = ohwi;
   return p;
 }
 
-/// check_nchwc_conv for a kernel that reads OIHW weights [M, C/g, k, k]: it gets the
-/// parameters with w_block 1 and the weights unpacked (unpack_conv_weights).
+/// check_nchwc_conv for a kernel that reads OIHW weights [M, C/g, k, k], or OHWI ones [M,
+/// k, k, C/g] when `ohwi`: it gets oihw_conv_params and the weights unpacked
+/// (unpack_conv_weights, then kernels::ref::ohwi_conv_weights).
 inline void check_oihw_conv(const NchwcConvCase& t, int64_t c, int64_t items,
-                            const NchwcConvKernel& kernel, uint32_t seed) {
+                            const NchwcConvKernel& kernel, uint32_t seed, bool ohwi = false) {
   const int64_t m = t.c_out;
   check_nchwc_conv(
       t, c, items,
-      [&kernel](const kernels::ref::FusedConvParams& q, const float* x, const float* w,
-                const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
+      [&kernel, ohwi](const kernels::ref::FusedConvParams& q, const float* x, const float* w,
+                      const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
         kernels::ref::FusedConvParams o = q;
         o.w_block = 1;
+        o.w_ohwi = ohwi;
         kernel(o, x, w, bias, z, y, begin, end);
       },
-      seed, [m](const Tensor& packed) { return unpack_conv_weights(packed, m); });
+      seed,
+      [m, ohwi](const Tensor& packed) {
+        const Tensor oihw = unpack_conv_weights(packed, m);
+        return ohwi ? kernels::ref::ohwi_conv_weights(oihw) : oihw;
+      });
 }
 
 }  // namespace tern::test

@@ -177,12 +177,7 @@ TEST(WinogradConv, MatchesReferenceOnModelShapes) {
                             {32, 16, 9, 40},  {128, 128, 7, 7}, {64, 64, 3, 101}};
     int i = 0;
     for (const Shape& s : shapes) {
-      NchwcConvCase t;
-      t.c_in = s.c_in;
-      t.c_out = s.c_out;
-      t.h = s.h;
-      t.w = s.w;
-      t.pad = 1;
+      NchwcConvCase t = test::layer_case(s.c_in, s.c_out, s.h, s.w);
       t.activation = i % 2 ? Activation::kRelu : Activation::kNone;
       t.residual = i % 3 == 1;
       run_winograd(t, c, 500 + i);

@@ -227,20 +227,25 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
     const Tensor w = random({k.m, k.c / k.group, k.kh, k.kw}, 12 + config);
     const Tensor b = random({k.m}, 13 + config);
     for (int64_t c : {4, 8, 16}) {
-      // 0..7: x, y and weights each plain or blocked; 8..11: y NHWC (a fused Transpose).
-      for (int layouts = 0; layouts < 12; ++layouts) {
-        const bool nhwc = layouts >= 8;
+      // 0..7: x, y and weights each plain or blocked; 8..11: y NHWC (a fused Transpose);
+      // 12..15: OHWI weights, y NHWC or NCHWc.
+      for (int layouts = 0; layouts < 16; ++layouts) {
+        const bool ohwi = layouts >= 12;
+        const bool nhwc = layouts >= 8 && !(ohwi && (layouts & 2));
         const bool x_blocked = layouts & 1, y_blocked = !nhwc && (layouts & 2);
-        const bool packed = nhwc ? (layouts & 2) : (layouts & 4);
+        const bool packed = !ohwi && (nhwc ? (layouts & 2) : (layouts & 4));
         ++config;
         const Act& act = all_activations()[config % all_activations().size()];
         const Residual r = static_cast<Residual>(config % 3);
         const bool with_bias = config % 5 != 0;
         SCOPED_TRACE(::testing::Message()
                      << "case c=" << k.c << " m=" << k.m << " g=" << k.group << " block " << c
-                     << " x " << x_blocked << " y " << (nhwc ? "NHWC" : y_blocked ? "NCHWc" : "NCHW")
-                     << " packed " << packed << " act '"
-                     << act.name << "' residual " << int(r) << " bias " << with_bias);
+                     << " x " << x_blocked << " y "
+                     << (nhwc        ? "NHWC"
+                         : y_blocked ? "NCHWc"
+                                     : "NCHW")
+                     << " packed " << packed << " OHWI " << ohwi << " act '" << act.name
+                     << "' residual " << int(r) << " bias " << with_bias);
         const Tensor bias = with_bias ? b : Tensor();
         const Expected e = reference_conv(k, x, w, bias, Tensor(), Residual::kNone, Act{});
         const Tensor z_plain = random(e.shape, 14 + config);
@@ -252,14 +257,21 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
             .ints("pads", k.pads)
             .i("group", k.group)
             .s("x_layout", x_blocked ? "NCHWc" : "NCHW")
-            .s("y_layout", nhwc ? "NHWC" : y_blocked ? "NCHWc" : "NCHW")
-            .s("weight_layout", packed ? "packed" : "OIHW")
+            .s("y_layout", nhwc        ? "NHWC"
+                           : y_blocked ? "NCHWc"
+                                       : "NCHW")
+            .s("weight_layout", ohwi     ? "OHWI"
+                                : packed ? "packed"
+                                         : "OIHW")
             .i("block", c)
             .i("out_channels", k.m);
         add_activation(attrs, act);
         if (r == Residual::kBefore) attrs.i("residual_before_activation", 1);
         std::vector<Tensor> in = {x_blocked ? to_nchwc(x, c, kNan) : x,
-                                  packed ? kernels::ref::pack_conv_weights(w, c) : w, bias};
+                                  ohwi     ? kernels::ref::ohwi_conv_weights(w)
+                                  : packed ? kernels::ref::pack_conv_weights(w, c)
+                                           : w,
+                                  bias};
         if (r != Residual::kNone) {
           in.push_back(y_blocked ? to_nchwc(z_plain, c, kNan)
                        : nhwc    ? nchw_nhwc(z_plain, true)
@@ -380,31 +392,54 @@ TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
   }
 }
 
-// A 1x1 conv from NCHWc on OIHW weights (what pack-weights leaves for a detection head
-// to few channels) runs the dot kernel, input channels along the vectors, into NHWC or
-// NCHWc: the reference's results within the roundings of its sums, the same bits at 1, 2
-// and 3 threads. The scalar baseline has no dot kernel and runs the reference.
-TEST(FusedConvOp, NchwcPointwiseOnOihwWeightsRunsTheDotKernel) {
+// A conv from NCHWc on OIHW 1x1 weights or OHWI weights (what pack-weights makes for a
+// detection head to few channels) runs the dot kernel, input channels along the vectors,
+// into NHWC or NCHWc: 1x1, and 3x3 with padding 1 at strides 1 and 2. The reference's
+// results within the roundings of its sums, the same bits at 1, 2 and 3 threads. The
+// scalar baseline has no dot kernel and runs the reference.
+TEST(FusedConvOp, NchwcConvOnOihwOrOhwiWeightsRunsTheDotKernel) {
   const int64_t c = simd_float_lanes();
   const bool fast = cpu_info().forced_target != "SCALAR" && c >= 4;
   const Tensor x = random({2, 70, 5, 7}, 61);
-  const Tensor w = random({6, 70, 1, 1}, 62), b = random({6}, 63);
-  for (const char* y_layout : {"NHWC", "NCHWc"}) {
-    SCOPED_TRACE(y_layout);
-    AttrMap attrs;
-    attrs.s("x_layout", "NCHWc").s("y_layout", y_layout).i("block", c).s("activation", "Relu");
-    AttrMap ref = attrs;
-    ref.s("algorithm", "reference");
-    const std::vector<Tensor> in = {to_nchwc(x, c, kNan), w, b};
-    if (fast) {
-      EXPECT_EQ(conv_algorithm(attrs, in), "dot");
-    }
-    const std::vector<float> want = run_fused("FusedConv", ref, in)[0].to_float_vector();
-    const std::vector<float> one = run_fused("FusedConv", attrs, in, 1)[0].to_float_vector();
-    // Sums of 72 terms below 1 in magnitude: their roundings 72^2 ulp.
-    test::expect_near_all(one, want, 72.0f * 72.0f * 0x1p-24f);
-    for (int threads : {2, 3}) {
-      EXPECT_EQ(run_fused("FusedConv", attrs, in, threads)[0].to_float_vector(), one) << threads;
+  const Tensor b = random({6}, 63);
+  for (const int64_t k : {1, 3}) {
+    const Tensor w = random({6, 70, k, k}, 62 + k);
+    for (const int64_t stride : {1, 2}) {
+      if (k == 1 && stride == 2) continue;
+      for (const char* y_layout : {"NHWC", "NCHWc"}) {
+        SCOPED_TRACE(::testing::Message()
+                     << k << "x" << k << " stride " << stride << " " << y_layout);
+        AttrMap attrs;
+        attrs.s("x_layout", "NCHWc").s("y_layout", y_layout).i("block", c).s("activation", "Relu");
+        attrs.ints("strides", {stride, stride}).ints("pads", std::vector<int64_t>(4, k / 2));
+        if (k > 1) attrs.s("weight_layout", "OHWI");
+        AttrMap ref = attrs;
+        ref.s("algorithm", "reference");
+        const std::vector<Tensor> in = {to_nchwc(x, c, kNan),
+                                        k > 1 ? kernels::ref::ohwi_conv_weights(w) : w, b};
+        if (fast) {
+          EXPECT_EQ(conv_algorithm(attrs, in), "dot");
+        }
+        const std::vector<float> want = run_fused("FusedConv", ref, in)[0].to_float_vector();
+        const std::vector<float> one = run_fused("FusedConv", attrs, in, 1)[0].to_float_vector();
+        // Sums of 70 k^2 + 2 terms below 1 in magnitude: their roundings (70 k^2 + 2)^2 ulp.
+        const float terms = static_cast<float>(70 * k * k + 2);
+        test::expect_near_all(one, want, terms * terms * 0x1p-24f);
+        // The plain loops (Conv on NCHW, OIHW) agree too: OHWI holds the same weights.
+        AttrMap conv_attrs;
+        conv_attrs.ints("strides", {stride, stride}).ints("pads", std::vector<int64_t>(4, k / 2));
+        const Tensor conv = test::run_op("Conv", conv_attrs, {x, w, b})[0];
+        const Tensor relu = test::run_op("Relu", AttrMap(), {conv})[0];
+        const Tensor got = std::string(y_layout) == "NHWC"
+                               ? nchw_nhwc(run_fused("FusedConv", attrs, in, 1)[0], false)
+                               : from_nchwc(run_fused("FusedConv", attrs, in, 1)[0], 6);
+        test::expect_near_all(got.to_float_vector(), relu.to_float_vector(),
+                              terms * terms * 0x1p-24f);
+        for (int threads : {2, 3}) {
+          EXPECT_EQ(run_fused("FusedConv", attrs, in, threads)[0].to_float_vector(), one)
+              << threads;
+        }
+      }
     }
   }
 }
@@ -452,6 +487,15 @@ TEST(FusedConvOp, PackConvWeightsLayout) {
   EXPECT_THROW(kernels::ref::pack_conv_weights(test::f32({1, 2}, {2}), 4), InvalidArgument);
 }
 
+TEST(FusedConvOp, OhwiConvWeightsLayout) {
+  // M = 2, C = 3, 1x2 kernel: OIHW w[m][c][0][t] -> OHWI [m][0][t][c].
+  const Tensor w = test::f32({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 3, 1, 2});
+  const Tensor o = kernels::ref::ohwi_conv_weights(w);
+  EXPECT_EQ(o.shape(), (Shape{2, 1, 2, 3}));
+  EXPECT_EQ(o.to_float_vector(), (std::vector<float>{1, 3, 5, 2, 4, 6, 7, 9, 11, 8, 10, 12}));
+  EXPECT_THROW(kernels::ref::ohwi_conv_weights(test::f32({1, 2}, {2})), InvalidArgument);
+}
+
 TEST(FusedConvOp, InferReturnsThePhysicalShapeAndMacsCountLogicalChannels) {
   const ops::OpSchema* schema = ops::OpRegistry::global().find(ops::kInternalDomain, "FusedConv");
   ASSERT_NE(schema, nullptr);
@@ -492,6 +536,11 @@ TEST(FusedConvOp, Errors) {
                            {"residual_before_activation"});
   expect_error<ShapeError>(run(AttrMap().s("x_layout", "NCHWc").i("block", 4), {x, w}),
                            {"FusedConv 'test_node'", "2-D"});
+  expect_error<ShapeError>(
+      run(AttrMap().s("weight_layout", "OHWI"), {random({1, 3, 5}, 6), random({4, 3, 3}, 7)}),
+      {"OHWI weights need a 2-D convolution"});
+  expect_error<ShapeError>(run(AttrMap().s("weight_layout", "OHWI"), {x, random({4, 3, 3, 2}, 8)}),
+                           {"expected input with 2 channels, but got 3"});
   expect_error<ShapeError>(
       run(AttrMap().s("y_layout", "NHWC"), {random({1, 3, 5}, 6), random({4, 3, 3}, 7)}),
       {"NHWC output needs a 2-D convolution"});

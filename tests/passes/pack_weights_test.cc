@@ -255,38 +255,51 @@ TEST(PackWeights, GemmWithoutTransBIsLeftAlone) {
 namespace tern::test {
 namespace {
 
-// A 1x1 conv from NCHWc to few channels (a detection head, 128 -> 4, then NHWC) keeps its OIHW
-// weights where the dot kernel is expected faster (kernels::dot_conv_preferred: blocks of
-// 16) and runs it; with blocks of 4 and 8 its weights are packed for the pointwise kernel.
-TEST(PackWeights, NarrowPointwiseConvOnNchwcKeepsOihwWeightsForTheDotKernel) {
+// Convs from NCHWc to few channels (detection heads, then NHWC) run the dot kernel where
+// it is expected faster (kernels::dot_conv_preferred: blocks of 16): on a 4 x 5 map, a
+// 1x1 128 -> 4 head keeps its OIHW weights, a 3x3 128 -> 6 head (padding 1) gets OHWI
+// ones [6, 3, 3, 128];
+// with blocks of 4 and 8 their weights are packed for the pointwise and direct kernels.
+TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   ModelBuilder m;
-  m.input("x", {1, 3, 12, 10});
+  m.input("x", {1, 3, 4, 5});
   m.output("y");
+  m.output("y3");
   m.initializer("w1", {128, 3, 3, 3}, weights(128 * 27, 1));
   m.initializer("w2", {4, 128, 1, 1}, weights(512, 2));
+  m.initializer("w3", {6, 128, 3, 3}, weights(6 * 128 * 9, 3));
   auto* c1 = m.node("Conv", {"x", "w1"}, {"a"}, "c1");
   set_ints(c1, "pads", {1, 1, 1, 1});
   m.node("Relu", {"a"}, {"ar"}, "r1");
   m.node("Conv", {"ar", "w2"}, {"h"}, "head");
   set_ints(m.node("Transpose", {"h"}, {"y"}, "nhwc"), "perm", {0, 2, 3, 1});
+  set_ints(m.node("Conv", {"ar", "w3"}, {"h3"}, "head3"), "pads", {1, 1, 1, 1});
+  set_ints(m.node("Transpose", {"h3"}, {"y3"}, "nhwc3"), "perm", {0, 2, 3, 1});
   for (int block : {4, 8, 16}) {
     SCOPED_TRACE(::testing::Message() << "block " << block);
-    const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 12, 10}}}, {}, block);
+    const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 4, 5}}}, {}, block);
     const ir::Node* head = nullptr;
-    for (const ir::Node& node : p.graph.nodes)
+    const ir::Node* head3 = nullptr;
+    for (const ir::Node& node : p.graph.nodes) {
       if (node.name == "head") head = &node;
+      if (node.name == "head3") head3 = &node;
+    }
     ASSERT_NE(head, nullptr);
+    ASSERT_NE(head3, nullptr);
     ASSERT_EQ(head->attrs.at("x_layout").s, "NCHWc");
+    ASSERT_EQ(head3->attrs.at("x_layout").s, "NCHWc");
     const bool dot = block >= 16;
-    EXPECT_EQ(kernels::dot_conv_preferred(128, 4, block), dot);
-    auto layout = head->attrs.find("weight_layout");
-    EXPECT_EQ(layout != head->attrs.end() && layout->second.s == "packed", !dot);
+    EXPECT_EQ(head->attrs.at("weight_layout").s, dot ? "OIHW" : "packed");
+    EXPECT_EQ(head3->attrs.at("weight_layout").s, dot ? "OHWI" : "packed");
     EXPECT_EQ(p.known[head->inputs[1]].rank(), dot ? 4 : 5);
+    const Shape packed3 = {(6 + block - 1) / block, 128, 3, 3, block};
+    EXPECT_EQ(p.known[head3->inputs[1]].shape(), dot ? Shape({6, 3, 3, 128}) : packed3);
     if (dot && block == simd_float_lanes()) {
       EXPECT_EQ(head->attrs.at("algorithm").s, "dot");
+      EXPECT_EQ(head3->attrs.at("algorithm").s, "dot");
     }
   }
-  expect_pass_keeps_results(m, {{"x", random_tensor({1, 3, 12, 10}, 5)}}, "pack-weights");
+  expect_pass_keeps_results(m, {{"x", random_tensor({1, 3, 4, 5}, 5)}}, "pack-weights");
 }
 
 // Through the whole pipeline: every FusedConv that assign-layout gives an NCHWc input or

@@ -46,6 +46,9 @@ constexpr int kOut = 4;
 // Pixels whose input is reused from L1 by every tile of output channels: 32 pixels of
 // 256 channels are 32 KiB.
 constexpr int64_t kPassPixels = 32;
+// Most bytes of weights a tile of output channels reads in one pass over the pixels
+// (a group of taps; DotConvRun).
+constexpr int64_t kGroupBytes = 16 * 1024;
 
 // Lanes (a0 + a2, b0 + b2, a1 + a3, b1 + b3) of each 128-bit block of a and b.
 HWY_INLINE V PairSum(D d, V a, V b) {
@@ -74,52 +77,122 @@ HWY_INLINE V4 SumBlocks(DV, hn::Vec<DV> v) {
 // One layer's constants.
 struct Dot {
   const float* x;
-  int64_t full;   // whole input channel blocks: C / lanes
-  int64_t rem;    // input channels of the last, partial block: C % lanes
-  int64_t plane;  // H * W of x and y
+  int64_t full;      // whole input channel blocks: C / lanes
+  int64_t rem;       // input channels of the last, partial block: C % lanes
+  int64_t in_plane;  // H * W of x
+  int64_t plane;     // oH * oW of y
+  int64_t cin;       // C
 };
 
-// The kOut dot products of kPixels pixels with weight rows w + j * ws (j < kOut) over the
-// whole blocks, plus the partial block against `tail` ([kOut][lanes], zero past rem) when
-// rem > 0: sums[i] holds pixel s0 + i's kOut outputs. kUniform: the pixels are s0 ..
-// s0 + kPixels - 1, at constant offsets from one pointer; otherwise pixels past the plane
-// repeat its last one (a plane of fewer than kPixels pixels).
-template <bool kUniform>
-HWY_INLINE void DotTile(const Dot& k, int64_t s0, const float* w, int64_t ws, const float* tail,
-                        V4 (&sums)[kPixels]) {
+// The weights of one tile of kOut output channels: channel j's block cb of tap t at
+// w[j] + t * C + cb * lanes (OHWI rows), its partial block's (when C % lanes != 0, zero
+// padded) at tail[j] + t * lanes. Channels past M repeat channel M - 1: their sums are
+// never stored (or stored as 0 in NCHWc's padded lanes).
+struct Rows {
+  const float* w[kOut];
+  const float* tail[kOut];
+};
+
+// A block of `lanes` zeros: what a tap in the padding reads, at every channel block.
+HWY_ALIGN constexpr float kZeroBlock[HWY_MAX_BYTES / sizeof(float)] = {};
+
+// acc[i][m] += the lane-wise products over the input channel blocks of pixel i's input
+// (block cb at x_at(i, cb)) and tap t's weights of channel m (t_w = t * C, t_tail = t *
+// lanes); the partial block's input lanes past rem are zeroed first (x's padded lanes may
+// hold anything, NaN).
+template <class XAt>
+HWY_INLINE void AccumulateBlocks(const Dot& k, const XAt& x_at, const Rows& r, int64_t t_w,
+                                 int64_t t_tail, V (&acc)[kPixels][kOut]) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t step = k.plane * lanes;  // one input channel block
-  V acc[kPixels][kOut];
-  const float* xp[kPixels];
-  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-    xp[i] = k.x + (kUniform ? s0 + i : std::min(s0 + i, k.plane - 1)) * lanes;
-    HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) acc[i][m] = hn::Zero(d);
-  }
+  const float* w[kOut];
+  HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) w[m] = r.w[m] + t_w;
   for (int64_t cb = 0; cb < k.full; ++cb) {
     V xv[kPixels];
-    HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) xv[i] = hn::LoadU(d, xp[i] + cb * step);
+    HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) xv[i] = hn::LoadU(d, x_at(i, cb));
     HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) {
-      const V wv = hn::LoadU(d, w + m * ws + cb * lanes);
+      const V wv = hn::LoadU(d, w[m] + cb * lanes);
       HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) acc[i][m] = hn::MulAdd(xv[i], wv, acc[i][m]);
     }
   }
   if (k.rem > 0) {
-    // The padded lanes of x may hold anything (NaN): zeroed before the multiply.
     const auto valid = hn::FirstN(d, static_cast<size_t>(k.rem));
     V xv[kPixels];
     HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-      xv[i] = hn::IfThenElseZero(valid, hn::LoadU(d, xp[i] + k.full * step));
+      xv[i] = hn::IfThenElseZero(valid, hn::LoadU(d, x_at(i, k.full)));
     }
     HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) {
-      const V wv = hn::LoadU(d, tail + m * lanes);
+      const V wv = hn::LoadU(d, r.tail[m] + t_tail);
       HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) acc[i][m] = hn::MulAdd(xv[i], wv, acc[i][m]);
     }
   }
+}
+
+// sums[i] = the kOut lane sums of acc[i]: pixel i's kOut outputs.
+HWY_INLINE void ReduceTile(V (&acc)[kPixels][kOut], V4 (&sums)[kPixels]) {
+  const D d;
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
     const V u = PairSum(d, acc[i][0], acc[i][1]);
     const V v = PairSum(d, acc[i][2], acc[i][3]);
     sums[i] = SumBlocks(d, QuadSum(d, u, v));
+  }
+}
+
+HWY_INLINE void ZeroTile(V (&acc)[kPixels][kOut]) {
+  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+    HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) acc[i][m] = hn::Zero(D());
+  }
+}
+
+// The kOut dot products of a 1x1 conv (stride 1, no padding) for kPixels pixels:
+// sums[i] holds pixel s0 + i's kOut outputs. kUniform: the pixels are s0 .. s0 + kPixels
+// - 1, at constant offsets from one pointer; otherwise pixels past the plane repeat its
+// last one (a plane of fewer than kPixels pixels).
+template <bool kUniform>
+HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V4 (&sums)[kPixels]) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+  const int64_t step = k.in_plane * lanes;  // one input channel block
+  V acc[kPixels][kOut];
+  ZeroTile(acc);
+  const float* xp[kPixels];
+  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+    xp[i] = k.x + (kUniform ? s0 + i : std::min(s0 + i, k.plane - 1)) * lanes;
+  }
+  AccumulateBlocks(
+      k, [&](int i, int64_t cb) { return xp[i] + cb * step; }, r, 0, 0, acc);
+  ReduceTile(acc, sums);
+}
+
+// Adds taps [tap_begin, tap_end) of any 2-D window (kernels with taps, strides, padding,
+// dilation) on OHWI weights to the accumulators of pixels s0 .. s0 + kPixels - 1 (pixels
+// past the plane repeat its last one): per tap, pixel i's input block cb at xp[i] + cb *
+// step[i], or the zero block (step 0) where the tap lands in the padding. A tap in the
+// padding for every pixel of the tile is skipped.
+HWY_INLINE void DotTileTaps(const Dot& k, const ref::ConvParams& c, int64_t s0, const Rows& r,
+                            int64_t tap_begin, int64_t tap_end, V (&acc)[kPixels][kOut]) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+  int64_t ih0[kPixels], iw0[kPixels];  // the input position of tap (0, 0)
+  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+    const int64_t s = std::min(s0 + i, k.plane - 1);
+    ih0[i] = s / c.out.w * c.stride.h - c.pad_begin.h;
+    iw0[i] = s % c.out.w * c.stride.w - c.pad_begin.w;
+  }
+  for (int64_t tap = tap_begin; tap < tap_end; ++tap) {
+    const int64_t kh = tap / c.kernel.w, kw = tap % c.kernel.w;
+    const float* xp[kPixels];
+    int64_t step[kPixels];
+    bool any = false;
+    HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+      const int64_t ih = ih0[i] + kh * c.dilation.h, iw = iw0[i] + kw * c.dilation.w;
+      const bool in = ih >= 0 && ih < c.in.h && iw >= 0 && iw < c.in.w;
+      xp[i] = in ? k.x + (ih * c.in.w + iw) * lanes : kZeroBlock;
+      step[i] = in ? k.in_plane * lanes : 0;
+      any |= in;
+    }
+    if (!any) continue;
+    AccumulateBlocks(
+        k, [&](int i, int64_t cb) { return xp[i] + cb * step[i]; }, r, tap * k.cin, tap * lanes,
+        acc);
   }
 }
 
@@ -187,9 +260,11 @@ HWY_INLINE void StoreSums(const ref::FusedConvParams& p, int64_t lanes, int64_t 
 bool DotConvSupported(const ref::FusedConvParams& p) {
   const ref::ConvParams& c = p.conv;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
-  const bool pointwise = ref::pointwise_window(c) && c.in.d == 1;  // 2-D
+  const bool two_d = c.in.d == 1 && c.out.d == 1 && c.kernel.d == 1;
+  // OHWI weights for any window; a pointwise window's OIHW weights are the same array.
+  const bool weights = p.w_block == 1 && (p.w_ohwi || ref::pointwise_window(c));
   const bool y_ok = p.y_nhwc ? p.y_block == 1 : p.y_block == 1 || p.y_block == lanes;
-  return pointwise && c.groups == 1 && p.x_block == lanes && p.w_block == 1 && y_ok;
+  return two_d && weights && c.groups == 1 && p.x_block == lanes && y_ok;
 }
 
 WorkGrid DotConvWork(const ref::FusedConvParams& p) {
@@ -200,29 +275,39 @@ WorkGrid DotConvWork(const ref::FusedConvParams& p) {
 
 void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
                 const float* z, float* y, int64_t begin, int64_t end) {
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
-  const int64_t c = p.conv.in_channels, m = p.conv.out_channels;
-  const int64_t plane = p.conv.out.h * p.conv.out.w;
-  HWY_ASSERT(static_cast<int64_t>(p.x_block) == lanes && p.w_block == 1);
-  const Dot k{x, c / lanes, c % lanes, plane};
-  const int64_t tiles = (m + kOut - 1) / kOut;
-  // Prepared once per call: the last tile's weight rows when M % 4 != 0, a copy with zero
-  // rows past M (their sums are not stored); and when C % lanes != 0, every tile's weights
-  // of the last input block, zero padded ([tiles][kOut][lanes]).
-  thread_local std::vector<float> rows, tails;
-  if (m % kOut != 0) {
-    rows.assign(static_cast<size_t>(kOut * c), 0.0f);
-    std::copy(w + (tiles - 1) * kOut * c, w + m * c, rows.begin());
-  }
+  const D d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const ref::ConvParams& conv = p.conv;
+  const int64_t c = conv.in_channels, m = conv.out_channels;
+  const int64_t plane = conv.out.h * conv.out.w;
+  HWY_ASSERT(DotConvSupported(p));
+  const bool pointwise = ref::pointwise_window(conv);
+  const int64_t taps = conv.kernel.h * conv.kernel.w;
+  const Dot k{x, c / lanes, c % lanes, conv.in.h * conv.in.w, plane, c};
+  // When C % lanes != 0: each channel's and tap's weights of the last input block, zero
+  // padded ([M][taps][lanes]), prepared once per call.
+  thread_local std::vector<float> tails;
   if (k.rem > 0) {
-    tails.assign(static_cast<size_t>(tiles * kOut * lanes), 0.0f);
-    for (int64_t row = 0; row < m; ++row) {
-      std::copy(w + row * c + k.full * lanes, w + (row + 1) * c, tails.begin() + row * lanes);
+    tails.assign(static_cast<size_t>(m * taps * lanes), 0.0f);
+    for (int64_t r = 0; r < m * taps; ++r) {  // (output channel, tap)
+      const float* src = w + r * c + k.full * lanes;
+      std::copy(src, src + k.rem, tails.begin() + r * lanes);
     }
   }
+  // Taps per pass over the pixels: a tile of output channels' weights for a group of taps
+  // stays within kGroupBytes, so that they and the pass's input fit in L1 together (a
+  // 3x3 head from 256 channels: 36 KiB of weights per tile, 20 KiB of input on a 4 x 5
+  // map; the L1 has 32 to 48 KiB). Between groups the accumulators wait in `saved`.
+  const int64_t group_taps =
+      std::clamp<int64_t>(kGroupBytes / (kOut * c * static_cast<int64_t>(sizeof(float))), 1, taps);
+  const int64_t groups = (taps + group_taps - 1) / group_taps;
+  const int64_t group = (taps + groups - 1) / groups;  // balanced
+  const int64_t pass_tiles = std::max<int64_t>(1, kPassPixels / kPixels);
+  const int64_t tile_floats = kPixels * kOut * lanes;
+  thread_local std::vector<float> saved;
+  if (groups > 1) saved.resize(static_cast<size_t>(pass_tiles * tile_floats));
   // NCHWc: every channel of the last block, padded ones as 0.
   const int64_t stored = p.y_block == 1 ? m : (m + lanes - 1) / lanes * lanes;
-  const int64_t pass_tiles = std::max<int64_t>(1, kPassPixels / kPixels);
   for (int64_t t0 = begin; t0 < end; t0 += pass_tiles) {
     const int64_t t1 = std::min(end, t0 + pass_tiles);
     for (int64_t m0 = 0; m0 < stored; m0 += kOut) {
@@ -235,25 +320,54 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
         }
         continue;
       }
-      const float* wt = m0 + kOut > m ? rows.data() : w + m0 * c;
-      const float* tail = k.rem > 0 ? tails.data() + m0 * lanes : nullptr;
+      Rows rows;
       HWY_ALIGN float b4[kOut];
-      for (int j = 0; j < kOut; ++j) b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
+      for (int j = 0; j < kOut; ++j) {
+        const int64_t ch = std::min(m0 + j, m - 1);
+        rows.w[j] = w + ch * taps * c;
+        rows.tail[j] = k.rem > 0 ? tails.data() + ch * taps * lanes : nullptr;
+        b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
+      }
       const V4 bv = hn::Load(D4(), b4);
-      for (int64_t t = t0; t < t1; ++t) {
-        // The last tile of a plane that leaves a partial one ends at the plane's end and
-        // recomputes pixels of the tile before it, which it does not store again (y may be
-        // z, updated in place).
-        const int64_t first = t * kPixels;
-        const int64_t s0 = plane >= kPixels ? std::min(first, plane - kPixels) : 0;
-        V4 sums[kPixels];
-        if (plane >= kPixels) {
-          DotTile<true>(k, s0, wt, c, tail, sums);
-        } else {
-          DotTile<false>(k, s0, wt, c, tail, sums);
-        }
-        for (int i = static_cast<int>(first - s0); i < kPixels && s0 + i < plane; ++i) {
-          StoreSums(p, lanes, plane, s0 + i, m0, whole, real, hn::Add(sums[i], bv), z, y);
+      for (int64_t g0 = 0; g0 < taps; g0 += group) {
+        const int64_t g1 = std::min(taps, g0 + group);
+        for (int64_t t = t0; t < t1; ++t) {
+          // The last tile of a plane that leaves a partial one ends at the plane's end and
+          // recomputes pixels of the tile before it, which it does not store again (y may
+          // be z, updated in place).
+          const int64_t first = t * kPixels;
+          const int64_t s0 = plane >= kPixels ? std::min(first, plane - kPixels) : 0;
+          V4 sums[kPixels];
+          if (pointwise && plane >= kPixels) {
+            DotTile<true>(k, s0, rows, sums);
+          } else if (pointwise) {
+            DotTile<false>(k, s0, rows, sums);
+          } else {
+            V acc[kPixels][kOut];
+            float* keep = saved.data() + (t - t0) * tile_floats;
+            if (g0 == 0) {
+              ZeroTile(acc);
+            } else {
+              HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+                HWY_UNROLL(4) for (int j = 0; j < kOut; ++j) {
+                  acc[i][j] = hn::LoadU(d, keep + (i * kOut + j) * lanes);
+                }
+              }
+            }
+            DotTileTaps(k, conv, s0, rows, g0, g1, acc);
+            if (g1 < taps) {
+              HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+                HWY_UNROLL(4) for (int j = 0; j < kOut; ++j) {
+                  hn::StoreU(acc[i][j], d, keep + (i * kOut + j) * lanes);
+                }
+              }
+              continue;
+            }
+            ReduceTile(acc, sums);
+          }
+          for (int i = static_cast<int>(first - s0); i < kPixels && s0 + i < plane; ++i) {
+            StoreSums(p, lanes, plane, s0 + i, m0, whole, real, hn::Add(sums[i], bv), z, y);
+          }
         }
       }
     }
@@ -278,11 +392,32 @@ bool dot_conv_supported(const ref::FusedConvParams& p) {
   return HWY_DYNAMIC_DISPATCH(DotConvSupported)(p);
 }
 
-bool dot_conv_preferred(int64_t in_channels, int64_t out_channels, int64_t block) {
-  if (in_channels <= 0 || out_channels <= 0 || block < 16) return false;
-  const int64_t pointwise = (out_channels + block - 1) / block * in_channels;
-  const int64_t dot = (out_channels + 3) / 4 * (4 * in_channels / block + kDotReduceCost);
-  return dot < pointwise;
+bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
+  const int64_t m = c.out_channels, reduction = c.in_channels * c.kernel.size();
+  const int64_t plane = c.out.size();
+  if (c.groups != 1 || c.in.d != 1 || c.kernel.d != 1 || block < 16 || m <= 0 || reduction <= 0 ||
+      plane <= 0) {
+    return false;
+  }
+  const int64_t input_bytes = c.in_channels * c.in.size() * static_cast<int64_t>(sizeof(float));
+  if (!ref::pointwise_window(c) && (input_bytes > kDotWindowInputBytes || m > 2 * block)) {
+    return false;
+  }
+  // Output pixels whose window lies inside the input: the range where the first and the
+  // last tap along each dim are both valid.
+  auto inside = [](int64_t out, int64_t in, int64_t stride, int64_t k, int64_t dilation,
+                   int64_t pad) {
+    const int64_t first = ref::valid_range(out, stride, -pad, in).begin;
+    const int64_t last = ref::valid_range(out, stride, (k - 1) * dilation - pad, in).end;
+    return std::max<int64_t>(0, last - first);
+  };
+  const int64_t interior =
+      inside(c.out.h, c.in.h, c.stride.h, c.kernel.h, c.dilation.h, c.pad_begin.h) *
+      inside(c.out.w, c.in.w, c.stride.w, c.kernel.w, c.dilation.w, c.pad_begin.w);
+  const int64_t others =
+      (m + block - 1) / block * reduction * (interior + kDirectBorderCost * (plane - interior));
+  const int64_t dot = (m + 3) / 4 * (4 * reduction / block + kDotReduceCost) * plane;
+  return dot < others;
 }
 
 WorkGrid dot_conv_work(const ref::FusedConvParams& p) {

@@ -346,9 +346,9 @@ void GemmRun(const ref::GemmParams& p, const float* a, const float* b, float* y,
 
 bool ConvGemmSupported(const ref::FusedConvParams& p) {
   const ref::ConvParams& c = p.conv;
-  return p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && c.groups == 1 &&
-         c.in.d == 1 && c.out.d == 1 && c.kernel.d == 1 && c.pad_begin.d == 0 && c.stride.h == 1 &&
-         c.stride.w == 1;
+  return p.x_block == 1 && p.y_block == 1 && !p.y_nhwc && p.w_block == 1 && !p.w_ohwi &&
+         c.groups == 1 && c.in.d == 1 && c.out.d == 1 && c.kernel.d == 1 && c.pad_begin.d == 0 &&
+         c.stride.h == 1 && c.stride.w == 1;
 }
 
 WorkGrid ConvGemmWork(const ref::FusedConvParams& p) {

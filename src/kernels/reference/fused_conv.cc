@@ -8,22 +8,34 @@ namespace tern::kernels::ref {
 
 namespace {
 
+// Where the weights of one output channel keep (input channel ic, tap): at
+// w_oc[ic * ic_step + tap * tap_step]. OIHW: taps adjacent; packed with block c: c apart;
+// OHWI: input channels adjacent.
+struct WeightSteps {
+  int64_t ic_step, tap_step;
+};
+
+WeightSteps weight_steps(const FusedConvParams& p) {
+  const int64_t taps = p.conv.kernel.size(), cg = p.conv.in_channels / p.conv.groups;
+  if (p.w_ohwi) return {1, cg};
+  return {taps * p.w_block, p.w_block};
+}
+
 // Output positions per accumulator chunk: a row of up to kChunk outputs is accumulated in
 // a local array (1 KiB, in L1) over every input channel and tap, then goes through the
 // epilogue once. This keeps the strided NCHWc accesses of y out of the inner loop.
 constexpr int64_t kChunk = 256;
 
 // acc[i] += sum over the taps (kd, kh, kw) and the input channels ch0 + ic (ic < cin) of
-// w[(ic * taps + tap) * wb] * x[channel ch0 + ic at the position the tap of output
+// w[ic * ws.ic_step + tap * ws.tap_step] * x[channel ch0 + ic at the position the tap of output
 // (od, oh, ow0 + i) reads], for i in [0, n); taps that land in the padding are skipped.
 // x: one input image, channel ch at x + (ch / xs) * xs * in_plane + ch % xs, element s of
 // a channel at [s * xs]. Taps outermost, so each tap's valid range is computed once per
 // row rather than once per input channel.
 void accumulate_row(const ConvParams& c, int64_t od, int64_t oh, int64_t ow0, int64_t n,
                     const float* x, int64_t ch0, int64_t cin, int64_t xs, const float* w,
-                    int64_t wb, float* acc) {
+                    WeightSteps ws, float* acc) {
   const int64_t in_plane = c.in.size();
-  const int64_t taps = c.kernel.size();
   const int64_t step = c.stride.w * xs;
   for (int64_t kd = 0; kd < c.kernel.d; ++kd) {
     const int64_t id = od * c.stride.d + kd * c.dilation.d - c.pad_begin.d;
@@ -44,7 +56,7 @@ void accumulate_row(const ConvParams& c, int64_t od, int64_t oh, int64_t ow0, in
         for (int64_t ic = 0; ic < cin; ++ic) {
           const int64_t ch = ch0 + ic;
           const float* xp = x + (ch / xs) * xs * in_plane + ch % xs + first;
-          const float wv = w[(ic * taps + tap) * wb];
+          const float wv = w[ic * ws.ic_step + tap * ws.tap_step];
           for (int64_t i = 0; i < len; ++i) a[i] += wv * xp[i * step];
         }
       }
@@ -60,7 +72,8 @@ constexpr int64_t kBlockChunk = 32;
 // lane reads the same input channel (one group spans the block) the input value is
 // broadcast to the c lanes; for a depthwise conv on an NCHWc input with the same block,
 // lane l reads lane l of the matching input block. The weights of the c lanes of one
-// (input channel, tap) are adjacent when packed with block c, cg * taps apart in OIHW.
+// (input channel, tap) are adjacent when packed with block c, cg * taps apart in OIHW and
+// OHWI.
 // Sums in the order of the per-channel path (taps, then input channels), so both paths
 // give the same floats. Returns false (nothing written) for other geometries.
 bool block_of_channels(const FusedConvParams& p, const float* x, const float* w, const float* bias,
@@ -75,7 +88,8 @@ bool block_of_channels(const FusedConvParams& p, const float* x, const float* w,
   const bool depthwise = cg == 1 && mg == 1 && xs == lanes;
   if (lanes > kMaxLanes || used <= 0 || (!shared && !depthwise) || (wb != 1 && wb != lanes))
     return false;
-  // Weight (oc0 + l, ic, tap) at w_blk[l * lane_step + (ic * taps + tap) * wb].
+  // Weight (oc0 + l, ic, tap) at w_blk[l * lane_step + ic * ws.ic_step + tap * ws.tap_step].
+  const WeightSteps ws = weight_steps(p);
   const float* w_blk = w + ob * cg * taps * lanes;
   const int64_t lane_step = wb == 1 ? cg * taps : 1;
   const int64_t ch0 = shared ? oc0 / mg * cg : 0;
@@ -107,7 +121,7 @@ bool block_of_channels(const FusedConvParams& p, const float* x, const float* w,
               // Spatial offset of the first input element this tap reads.
               const int64_t first = (id * c.in.h + ih) * c.in.w + begin * step + off;
               for (int64_t ic = 0; ic < cg; ++ic) {
-                const float* wv = w_blk + (ic * taps + tap) * wb;
+                const float* wv = w_blk + ic * ws.ic_step + tap * ws.tap_step;
                 float wl[kMaxLanes];
                 for (int64_t l = 0; l < used; ++l) wl[l] = wv[l * lane_step];
                 for (int64_t l = used; l < lanes; ++l) wl[l] = 0.0f;
@@ -152,7 +166,7 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
   const int64_t cout_per_group = c.out_channels / c.groups;
   const int64_t xs = p.x_block, ys = p.y_block, wb = p.w_block;
 
-  if (xs == 1 && ys == 1 && wb == 1 && !p.y_nhwc) {
+  if (xs == 1 && ys == 1 && wb == 1 && !p.y_nhwc && !p.w_ohwi) {
     // All plain: the NCHW kernel (four input channels per pass), then the epilogue.
     for (int64_t oc = oc_begin; oc < oc_end; ++oc) {
       f32_conv_nchw(c, x, w, bias, y, oc, oc + 1);
@@ -180,8 +194,9 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
     const float* zc = p.epilogue.residual ? z + (yc - y) : nullptr;
     const float b = bias ? bias[oc] : 0.0f;
     const int64_t group = oc / cout_per_group;
-    // Weight (oc, ic, tap) at w_oc[(ic * taps + tap) * wb].
+    // Weight (oc, ic, tap) at w_oc[ic * ws.ic_step + tap * ws.tap_step].
     const float* w_oc = w + (oc / wb) * cin_per_group * taps * wb + oc % wb;
+    const WeightSteps ws = weight_steps(p);
     for (int64_t od = 0; od < c.out.d; ++od) {
       for (int64_t oh = 0; oh < c.out.h; ++oh) {
         const int64_t row = (od * c.out.h + oh) * c.out.w;
@@ -189,7 +204,7 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
           const int64_t n = std::min(kChunk, c.out.w - ow0);
           float acc[kChunk];
           std::fill(acc, acc + n, b);
-          accumulate_row(c, od, oh, ow0, n, x, group * cin_per_group, cin_per_group, xs, w_oc, wb,
+          accumulate_row(c, od, oh, ow0, n, x, group * cin_per_group, cin_per_group, xs, w_oc, ws,
                          acc);
           const int64_t at = (row + ow0) * y_step;
           f32_epilogue(p.epilogue, n, acc, 1, nullptr, 0, zc ? zc + at : nullptr, y_step, yc + at,
@@ -220,6 +235,27 @@ Tensor pack_conv_weights(const Tensor& oihw, int block) {
     for (int64_t i = 0; i < inner; ++i) dst[i * block] = s[oc * inner + i];
   }
   return packed;
+}
+
+Tensor ohwi_conv_weights(const Tensor& oihw) {
+  TERN_CHECK(oihw.dtype() == DType::kFloat32 && oihw.rank() >= 3, InvalidArgument,
+             "ohwi_conv_weights: expected float32 weights [M, C/g, k...], but got {} {}",
+             dtype_name(oihw.dtype()), shape_str(oihw.shape()));
+  const Tensor src = oihw.contiguous();
+  const int64_t m = src.dim(0), cg = src.dim(1);
+  const int64_t taps = src.numel() / std::max<int64_t>(m * cg, 1);
+  const Shape oihw_shape = src.shape();
+  Shape shape = {m};
+  shape.insert(shape.end(), oihw_shape.begin() + 2, oihw_shape.end());  // k...
+  shape.push_back(cg);
+  Tensor out = Tensor::empty(DType::kFloat32, shape);
+  const float* s = src.data<float>();
+  float* d = out.data<float>();
+  for (int64_t oc = 0; oc < m; ++oc)
+    for (int64_t ic = 0; ic < cg; ++ic)
+      for (int64_t t = 0; t < taps; ++t)
+        d[(oc * taps + t) * cg + ic] = s[(oc * cg + ic) * taps + t];
+  return out;
 }
 
 }  // namespace tern::kernels::ref

@@ -21,6 +21,7 @@ struct FusedConvParams {
   int64_t y_block = 1;  ///< 1 (NCHW) or c (NCHWc); y and z share the layout
   bool y_nhwc = false;  ///< y and z NHWC ([H, W, M] per image; y_block 1, a 2-D conv)
   int64_t w_block = 1;  ///< 1 (OIHW) or c (packed)
+  bool w_ohwi = false;  ///< w [M, kD, kH, kW, C/g] (w_block 1): input channels innermost
   Epilogue epilogue;    ///< epilogue.residual: z is read
 };
 
@@ -33,13 +34,14 @@ inline int64_t fused_conv_padded_channels(const FusedConvParams& p) {
 /// Computes output channels [oc_begin, oc_end) of one image:
 ///   y[oc] = epilogue(conv(x, w)[oc] + bias[oc], z[oc])
 /// x: one input image in the x_block layout; its padded lanes are never read.
-/// w: [M, C/g, kD, kH, kW] (w_block 1) or [ceil(M/c), C/g, kD, kH, kW, c] (w_block c).
+/// w: [M, C/g, kD, kH, kW] (w_block 1), [ceil(M/c), C/g, kD, kH, kW, c] (w_block c) or
+/// [M, kD, kH, kW, C/g] (w_ohwi).
 /// bias: [M] or nullptr. z: the residual image, laid out like y (read when
 /// p.epilogue.residual). y: one output image in the y_block layout, or NHWC (y_nhwc:
 /// channel oc of pixel s at y[s * M + oc], as a conv followed by Transpose(0, 2, 3, 1)).
 /// oc_end <= fused_conv_padded_channels(p); a padded channel (oc >= M) is written as 0.
-/// All plain layouts run f32_conv_nchw and then the epilogue on each plane. An NCHWc
-/// output (y_block <= 16) whose range covers whole blocks computes each block's channels
+/// All plain layouts with OIHW weights run f32_conv_nchw and then the epilogue on each plane. An
+/// NCHWc output (y_block <= 16) whose range covers whole blocks computes each block's channels
 /// together, lanes innermost, when one group spans the block or the conv is depthwise on
 /// an input with the same block. Otherwise each channel's output rows are accumulated in
 /// chunks of up to 256 positions in a local array (over taps, then input channels; taps
@@ -53,5 +55,11 @@ void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, co
 /// [m / block, ..., m % block], the lanes of channels >= M zero. block >= 1. Throws
 /// InvalidArgument for a non-float32 tensor, rank < 3 or block < 1.
 Tensor pack_conv_weights(const Tensor& oihw, int block);
+
+/// ONNX conv weights [M, C/g, k...] (rank >= 3) with the input channels moved innermost:
+/// [M, k..., C/g] (OHWI for a 2-D conv; FusedConvParams::w_ohwi), the layout of the
+/// kernels that take dot products along the input channels (kernels/dot). Throws
+/// InvalidArgument for a non-float32 tensor or rank < 3.
+Tensor ohwi_conv_weights(const Tensor& oihw);
 
 }  // namespace tern::kernels::ref
