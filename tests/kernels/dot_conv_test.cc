@@ -80,8 +80,7 @@ TEST(DotConv, MatchesReferenceOverSweep) {
 TEST(DotConv, WindowsMatchReferenceOverSweep) {
   int runs = 0;
   test::for_each_simd_target([&](const std::string& target, int c) {
-    const std::array<int64_t, 7> c_in = {1,     c - 1, c, c + 3,
-                                         2 * c, 37,    70};  // 70 at 5x5: 2 tap groups
+    const std::array<int64_t, 7> c_in = {1, c - 1, c, c + 3, 2 * c, 37, 70};
     const std::array<int64_t, 7> c_out = {1, 3, 4, 6, 9, 12, 30};
     const std::array<int64_t, 3> y_layouts = {0, 1, test::kNhwc};
     int i = 0;

@@ -46,9 +46,6 @@ constexpr int kOut = 4;
 // Pixels whose input is reused from L1 by every tile of output channels: 32 pixels of
 // 256 channels are 32 KiB.
 constexpr int64_t kPassPixels = 32;
-// Most bytes of weights a tile of output channels reads in one pass over the pixels
-// (a group of taps; DotConvRun).
-constexpr int64_t kGroupBytes = 16 * 1024;
 
 // Lanes (a0 + a2, b0 + b2, a1 + a3, b1 + b3) of each 128-bit block of a and b.
 HWY_INLINE V PairSum(D d, V a, V b) {
@@ -163,37 +160,41 @@ HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V4 (&sums)[kPix
   ReduceTile(acc, sums);
 }
 
-// Adds taps [tap_begin, tap_end) of any 2-D window (kernels with taps, strides, padding,
-// dilation) on OHWI weights to the accumulators of pixels s0 .. s0 + kPixels - 1 (pixels
-// past the plane repeat its last one): per tap, pixel i's input block cb at xp[i] + cb *
-// step[i], or the zero block (step 0) where the tap lands in the padding. A tap in the
-// padding for every pixel of the tile is skipped.
+// DotTile for any other 2-D window (kernels with taps, strides, padding, dilation) on
+// OHWI weights, pixels past the plane repeating its last one: per tap, pixel i's input
+// block cb at xp[i] + cb * step[i], or the zero block (step 0) where the tap lands in the
+// padding. A tap in the padding for every pixel of the tile is skipped.
 HWY_INLINE void DotTileTaps(const Dot& k, const ref::ConvParams& c, int64_t s0, const Rows& r,
-                            int64_t tap_begin, int64_t tap_end, V (&acc)[kPixels][kOut]) {
+                            V4 (&sums)[kPixels]) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+  V acc[kPixels][kOut];
+  ZeroTile(acc);
   int64_t ih0[kPixels], iw0[kPixels];  // the input position of tap (0, 0)
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
     const int64_t s = std::min(s0 + i, k.plane - 1);
     ih0[i] = s / c.out.w * c.stride.h - c.pad_begin.h;
     iw0[i] = s % c.out.w * c.stride.w - c.pad_begin.w;
   }
-  for (int64_t tap = tap_begin; tap < tap_end; ++tap) {
-    const int64_t kh = tap / c.kernel.w, kw = tap % c.kernel.w;
-    const float* xp[kPixels];
-    int64_t step[kPixels];
-    bool any = false;
-    HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-      const int64_t ih = ih0[i] + kh * c.dilation.h, iw = iw0[i] + kw * c.dilation.w;
-      const bool in = ih >= 0 && ih < c.in.h && iw >= 0 && iw < c.in.w;
-      xp[i] = in ? k.x + (ih * c.in.w + iw) * lanes : kZeroBlock;
-      step[i] = in ? k.in_plane * lanes : 0;
-      any |= in;
+  for (int64_t kh = 0; kh < c.kernel.h; ++kh) {
+    for (int64_t kw = 0; kw < c.kernel.w; ++kw) {
+      const int64_t tap = kh * c.kernel.w + kw;
+      const float* xp[kPixels];
+      int64_t step[kPixels];
+      bool any = false;
+      HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+        const int64_t ih = ih0[i] + kh * c.dilation.h, iw = iw0[i] + kw * c.dilation.w;
+        const bool in = ih >= 0 && ih < c.in.h && iw >= 0 && iw < c.in.w;
+        xp[i] = in ? k.x + (ih * c.in.w + iw) * lanes : kZeroBlock;
+        step[i] = in ? k.in_plane * lanes : 0;
+        any |= in;
+      }
+      if (!any) continue;
+      AccumulateBlocks(
+          k, [&](int i, int64_t cb) { return xp[i] + cb * step[i]; }, r, tap * k.cin, tap * lanes,
+          acc);
     }
-    if (!any) continue;
-    AccumulateBlocks(
-        k, [&](int i, int64_t cb) { return xp[i] + cb * step[i]; }, r, tap * k.cin, tap * lanes,
-        acc);
   }
+  ReduceTile(acc, sums);
 }
 
 // Where output channels m0 .. m0 + kOut - 1 of pixel s live in y (and z): the first one's
@@ -294,18 +295,7 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
       std::copy(src, src + k.rem, tails.begin() + r * lanes);
     }
   }
-  // Taps per pass over the pixels: a tile of output channels' weights for a group of taps
-  // stays within kGroupBytes, so that they and the pass's input fit in L1 together (a
-  // 3x3 head from 256 channels: 36 KiB of weights per tile, 20 KiB of input on a 4 x 5
-  // map; the L1 has 32 to 48 KiB). Between groups the accumulators wait in `saved`.
-  const int64_t group_taps =
-      std::clamp<int64_t>(kGroupBytes / (kOut * c * static_cast<int64_t>(sizeof(float))), 1, taps);
-  const int64_t groups = (taps + group_taps - 1) / group_taps;
-  const int64_t group = (taps + groups - 1) / groups;  // balanced
   const int64_t pass_tiles = std::max<int64_t>(1, kPassPixels / kPixels);
-  const int64_t tile_floats = kPixels * kOut * lanes;
-  thread_local std::vector<float> saved;
-  if (groups > 1) saved.resize(static_cast<size_t>(pass_tiles * tile_floats));
   // NCHWc: every channel of the last block, padded ones as 0.
   const int64_t stored = p.y_block == 1 ? m : (m + lanes - 1) / lanes * lanes;
   for (int64_t t0 = begin; t0 < end; t0 += pass_tiles) {
@@ -329,45 +319,22 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
         b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
       }
       const V4 bv = hn::Load(D4(), b4);
-      for (int64_t g0 = 0; g0 < taps; g0 += group) {
-        const int64_t g1 = std::min(taps, g0 + group);
-        for (int64_t t = t0; t < t1; ++t) {
-          // The last tile of a plane that leaves a partial one ends at the plane's end and
-          // recomputes pixels of the tile before it, which it does not store again (y may
-          // be z, updated in place).
-          const int64_t first = t * kPixels;
-          const int64_t s0 = plane >= kPixels ? std::min(first, plane - kPixels) : 0;
-          V4 sums[kPixels];
-          if (pointwise && plane >= kPixels) {
-            DotTile<true>(k, s0, rows, sums);
-          } else if (pointwise) {
-            DotTile<false>(k, s0, rows, sums);
-          } else {
-            V acc[kPixels][kOut];
-            float* keep = saved.data() + (t - t0) * tile_floats;
-            if (g0 == 0) {
-              ZeroTile(acc);
-            } else {
-              HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-                HWY_UNROLL(4) for (int j = 0; j < kOut; ++j) {
-                  acc[i][j] = hn::LoadU(d, keep + (i * kOut + j) * lanes);
-                }
-              }
-            }
-            DotTileTaps(k, conv, s0, rows, g0, g1, acc);
-            if (g1 < taps) {
-              HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-                HWY_UNROLL(4) for (int j = 0; j < kOut; ++j) {
-                  hn::StoreU(acc[i][j], d, keep + (i * kOut + j) * lanes);
-                }
-              }
-              continue;
-            }
-            ReduceTile(acc, sums);
-          }
-          for (int i = static_cast<int>(first - s0); i < kPixels && s0 + i < plane; ++i) {
-            StoreSums(p, lanes, plane, s0 + i, m0, whole, real, hn::Add(sums[i], bv), z, y);
-          }
+      for (int64_t t = t0; t < t1; ++t) {
+        // The last tile of a plane that leaves a partial one ends at the plane's end and
+        // recomputes pixels of the tile before it, which it does not store again (y may be
+        // z, updated in place).
+        const int64_t first = t * kPixels;
+        const int64_t s0 = plane >= kPixels ? std::min(first, plane - kPixels) : 0;
+        V4 sums[kPixels];
+        if (!pointwise) {
+          DotTileTaps(k, conv, s0, rows, sums);
+        } else if (plane >= kPixels) {
+          DotTile<true>(k, s0, rows, sums);
+        } else {
+          DotTile<false>(k, s0, rows, sums);
+        }
+        for (int i = static_cast<int>(first - s0); i < kPixels && s0 + i < plane; ++i) {
+          StoreSums(p, lanes, plane, s0 + i, m0, whole, real, hn::Add(sums[i], bv), z, y);
         }
       }
     }
