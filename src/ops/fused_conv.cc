@@ -139,9 +139,9 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 ///                       (choose_algorithm). Winograd weights always run winograd: the
 ///                       SIMD kernel, or its reference twin on a target whose vectors
 ///                       are not the weights' block.
-/// Plain layouts accept 1-D to 3-D convolutions like Conv; NCHWc and packed weights need a
-/// 2-D one. Errors: ModelError for bad attributes, ShapeError for shapes that do not fit
-/// (naming the physical and logical shapes), UnsupportedOpError for non-float32 inputs.
+/// Plain layouts accept 1-D to 3-D convolutions like Conv; NCHWc and packed or OHWI
+/// weights need a 2-D one. Errors: ModelError for bad attributes, ShapeError for shapes that do not
+/// fit (naming the physical and logical shapes), UnsupportedOpError for non-float32 inputs.
 class FusedConvOp final : public Op {
  public:
   FusedConvOp(const Attrs& a, const OpContext& ctx)

@@ -140,23 +140,21 @@ TEST(DotConv, MatchesReferenceOnModelShapes) {
 TEST(DotConv, ResidualInPlaceOnPartialTiles) {
   test::for_each_simd_target([](const std::string& target, int c) {
     if (target == "SCALAR") return;
-    for (const bool nhwc : {true, false}) {
-      NchwcConvCase t;
-      t.c_in = 2 * c + 3;
-      t.c_out = 6;
-      t.h = 3;
-      t.w = 7;  // 21 pixels: 21 % 4 and 21 % 2 are 1
-      t.k = 1;
+    for (const int nhwc_k : {0, 1, 2, 3}) {  // NHWC or NCHWc, 1x1 or 3x3 (OHWI)
+      const bool nhwc = nhwc_k % 2 == 0;
+      NchwcConvCase t =
+          test::layer_case(2 * c + 3, 6, 3, 7, nhwc_k < 2 ? 1 : 3, nhwc_k < 2 ? 0 : 1);
+      // 21 output pixels: 21 % 4 and 21 % 2 are 1.
       t.x_block = 0;
       t.y_block = nhwc ? test::kNhwc : 0;
       t.residual = true;
-      FusedConvParams p = test::oihw_conv_params(t, c);
+      FusedConvParams p = test::oihw_conv_params(t, c, t.k > 1);
       p.epilogue.residual = true;
       p.epilogue.activation = Activation::kRelu;
       const int64_t plane = 21, blocks_in = (t.c_in + c - 1) / c;
       const int64_t y_size = nhwc ? plane * t.c_out : (t.c_out + c - 1) / c * c * plane;
       const std::vector<float> x = test::random_floats(blocks_in * c * plane, 31);
-      const std::vector<float> w = test::random_floats(t.c_out * t.c_in, 32);
+      const std::vector<float> w = test::random_floats(t.c_out * t.c_in * t.k * t.k, 32);
       const std::vector<float> b = test::random_floats(t.c_out, 33);
       const std::vector<float> z = test::random_floats(y_size, 34);
       const int64_t items = kernels::dot_conv_work(p).items();
@@ -168,7 +166,7 @@ TEST(DotConv, ResidualInPlaceOnPartialTiles) {
         kernels::f32_dot_conv(p, x.data(), w.data(), b.data(), same.data(), same.data(), cuts[i],
                               cuts[i + 1]);
       }
-      EXPECT_EQ(same, apart) << (nhwc ? "NHWC" : "NCHWc");
+      EXPECT_EQ(same, apart) << (nhwc ? "NHWC" : "NCHWc") << " k" << t.k;
     }
   });
 }

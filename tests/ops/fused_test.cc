@@ -394,7 +394,7 @@ TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
 
 // A conv from NCHWc on OIHW 1x1 weights or OHWI weights (what pack-weights makes for a
 // detection head to few channels) runs the dot kernel, input channels along the vectors,
-// into NHWC or NCHWc: 1x1, and 3x3 with padding 1 at strides 1 and 2. The reference's
+// into NHWC, NCHWc or NCHW: 1x1, and 3x3 with padding 1 at strides 1 and 2. The reference's
 // results within the roundings of its sums, the same bits at 1, 2 and 3 threads. The
 // scalar baseline has no dot kernel and runs the reference.
 TEST(FusedConvOp, NchwcConvOnOihwOrOhwiWeightsRunsTheDotKernel) {
@@ -406,7 +406,7 @@ TEST(FusedConvOp, NchwcConvOnOihwOrOhwiWeightsRunsTheDotKernel) {
     const Tensor w = random({6, 70, k, k}, 62 + k);
     for (const int64_t stride : {1, 2}) {
       if (k == 1 && stride == 2) continue;
-      for (const char* y_layout : {"NHWC", "NCHWc"}) {
+      for (const std::string y_layout : {"NHWC", "NCHWc", "NCHW"}) {
         SCOPED_TRACE(::testing::Message()
                      << k << "x" << k << " stride " << stride << " " << y_layout);
         AttrMap attrs;
@@ -430,9 +430,10 @@ TEST(FusedConvOp, NchwcConvOnOihwOrOhwiWeightsRunsTheDotKernel) {
         conv_attrs.ints("strides", {stride, stride}).ints("pads", std::vector<int64_t>(4, k / 2));
         const Tensor conv = test::run_op("Conv", conv_attrs, {x, w, b})[0];
         const Tensor relu = test::run_op("Relu", AttrMap(), {conv})[0];
-        const Tensor got = std::string(y_layout) == "NHWC"
-                               ? nchw_nhwc(run_fused("FusedConv", attrs, in, 1)[0], false)
-                               : from_nchwc(run_fused("FusedConv", attrs, in, 1)[0], 6);
+        const Tensor y = run_fused("FusedConv", attrs, in, 1)[0];
+        const Tensor got = y_layout == "NHWC"    ? nchw_nhwc(y, false)
+                           : y_layout == "NCHWc" ? from_nchwc(y, 6)
+                                                 : y;
         test::expect_near_all(got.to_float_vector(), relu.to_float_vector(),
                               terms * terms * 0x1p-24f);
         for (int threads : {2, 3}) {

@@ -1,5 +1,5 @@
-// Pointwise convolution with the input channels along the vectors; see dot_conv.h and
-// README.md.
+// Convolution with the input channels along the vectors (1x1 on OIHW weights, any 2-D
+// window on OHWI ones); see dot_conv.h and README.md.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/dot/dot_conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
