@@ -6,11 +6,10 @@
 //     whole blocks of them per group; not a conv that runs as a GEMM on its OIHW weights,
 //     1x1 or an implicit GEMM), and not a conv from NCHWc with one group that the dot
 //     kernel runs (kernels::dot_conv_preferred: few output channels, and not a conv
-//     select-algorithm gives winograd): W becomes a new
-//     constant kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output
-//     channels blocked, zero padded), weight_layout = "packed", out_channels = M (the
-//     padding hides M). The NCHWc kernel then loads the c output channels of one tap as
-//     one vector.
+//     select-algorithm gives winograd): W becomes a new constant
+//     kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output channels
+//     blocked, zero padded), weight_layout = "packed", out_channels = M (the padding hides
+//     M). The NCHWc kernel then loads the c output channels of one tap as one vector.
 //   - The dot kernel's convs (kernels/dot, input channels along the vectors): a 1x1 conv
 //     with stride 1 and no padding keeps its OIHW weights (each output channel's row is
 //     contiguous); any other becomes kernels::ref::ohwi_conv_weights(W) ([M, kH, kW, C],

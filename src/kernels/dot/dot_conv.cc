@@ -370,13 +370,13 @@ bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
   if (!ref::pointwise_window(c) && (input_bytes > kDotWindowInputBytes || m > 2 * block)) {
     return false;
   }
-  // Output pixels whose window lies inside the input: the range where the first and the
-  // last tap along each dim are both valid.
+  // Output pixels whose window lies inside the input along one dim (as the direct and
+  // depthwise kernels find their interior): the first tap valid within an input shortened
+  // by the window's extent.
   auto inside = [](int64_t out, int64_t in, int64_t stride, int64_t k, int64_t dilation,
                    int64_t pad) {
-    const int64_t first = ref::valid_range(out, stride, -pad, in).begin;
-    const int64_t last = ref::valid_range(out, stride, (k - 1) * dilation - pad, in).end;
-    return std::max<int64_t>(0, last - first);
+    const ref::Range r = ref::valid_range(out, stride, -pad, in - (k - 1) * dilation);
+    return std::max<int64_t>(0, r.end - r.begin);
   };
   const int64_t interior =
       inside(c.out.h, c.in.h, c.stride.h, c.kernel.h, c.dilation.h, c.pad_begin.h) *
