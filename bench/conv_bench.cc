@@ -10,7 +10,8 @@
 // it replaces, from a plan compiled without select-algorithm), so that the choice is
 // seen to measure faster (kernels::winograd_conv_preferred's channel thresholds come from
 // these; its tile threshold, which keeps deep small layers on direct, from `tern bench
-// --per-layer`).
+// --per-layer`). The convs a plan runs as a ConvChain (fuse-conv-chain) are benchmarked
+// one by one as above, and each chain as a whole ("chain/...").
 //
 //   build/release/bench/conv_bench [--threads N] [--benchmark_filter=pointwise] ...
 // $TERN_MODELS_DIR overrides ../shared/models.
@@ -50,13 +51,14 @@ void run_layer(benchmark::State& state, const Layer& layer) {
 }
 
 // Compiles every model and registers one benchmark per distinct FusedConv (and a direct
-// twin of each winograd layer).
+// twin of each winograd layer), from a plan compiled without fuse-conv-chain so that every
+// conv is its own node, and one per ConvChain of the full plan.
 int register_layers(const std::string& dir) {
   std::map<std::string, bool> seen;
   int count = 0;
   for (const CompiledModel& cm : compile_bench_models(dir, g_threads)) {
     const ModelCase& m = cm.model;
-    const auto& p = cm.program;
+    const auto p = compile_model(cm.graph, m.shape, {"fuse-conv-chain"}, g_threads);
     std::shared_ptr<passes::Program> plain;  // without select-algorithm: no winograd
     for (size_t n = 0; n < p->graph.nodes.size(); ++n) {
       const ir::Node& node = p->graph.nodes[n];
@@ -86,6 +88,21 @@ int register_layers(const std::string& dir) {
         const int twin = node_named(*plain, node.name);
         if (twin >= 0) add("direct", Layer{plain, twin, macs});
       }
+    }
+    const auto& full = cm.program;
+    for (size_t n = 0; n < full->graph.nodes.size(); ++n) {
+      const ir::Node& node = full->graph.nodes[n];
+      if (node.op_type != "ConvChain") continue;
+      std::vector<ops::TensorType> in_types, out_types = {*full->types[node.outputs[0]]};
+      for (int v : node.inputs) in_types.push_back(v >= 0 ? *full->types[v] : ops::TensorType{});
+      const Layer layer{full, static_cast<int>(n), full->ops[n]->macs(in_types, out_types)};
+      const std::string name =
+          fmt::format("chain/{}@{}x{}:{}", m.file, m.shape[2], m.shape[3], node.name);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [layer](benchmark::State& s) { run_layer(s, layer); })
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.05);
+      ++count;
     }
   }
   return count;

@@ -71,6 +71,11 @@ std::vector<std::string> dispatchable_simd_targets();
 /// cache passes by it.
 int64_t l1d_cache_bytes();
 
+/// Bytes of the L2 cache a core uses: sysconf(_SC_LEVEL2_CACHE_SIZE) (2 MiB on Sapphire
+/// and Emerald Rapids, 1 MiB on Zen 5), or 1 MiB (Cortex-A72's, shared by 4 cores) when
+/// the OS reports nothing. Queried once per process. ConvChain sizes its bands by it.
+int64_t l2_cache_bytes();
+
 /// Floats in one SIMD vector of the best target run-time dispatch picks: 16 (AVX-512),
 /// 8 (AVX2) or 4 (SSE4, NEON, EMU128). The channel block c of tern's NCHWc layout.
 int simd_float_lanes();

@@ -22,6 +22,15 @@ const ir::Attribute& Attrs::require(const std::string& name, ir::Attribute::Type
   return *a;
 }
 
+std::map<std::string, ir::Attribute> Attrs::with_prefix(const std::string& prefix) const {
+  std::map<std::string, ir::Attribute> out;
+  for (auto it = attrs_.lower_bound(prefix); it != attrs_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    out.emplace(it->first.substr(prefix.size()), it->second);
+  }
+  return out;
+}
+
 int64_t Attrs::get_int(const std::string& name, int64_t def) const {
   const auto* a = find(name, ir::Attribute::Type::kInt);
   return a ? a->i : def;

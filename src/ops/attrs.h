@@ -42,6 +42,10 @@ class Attrs {
   std::string get_enum(const std::string& name, const std::string& def,
                        const std::vector<std::string>& allowed) const;
 
+  /// The attributes whose names start with `prefix`, named without it (tern.ConvChain
+  /// keeps each layer's FusedConv attributes under "<layer>.").
+  std::map<std::string, ir::Attribute> with_prefix(const std::string& prefix) const;
+
   const std::string& where() const { return where_; }
 
  private:

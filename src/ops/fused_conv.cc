@@ -6,7 +6,7 @@
 // kernels/gemm (1x1, and 2-D stride 1, from NCHW to NCHW), kernels/dot (1x1 from NCHWc on
 // OIHW weights: few output channels), and kernels/reference (fused_conv.h, winograd.h) for
 // everything they do not cover.
-#include "kernels/reference/fused_conv.h"
+#include "ops/fused_conv.h"
 
 #include <algorithm>
 #include <optional>
@@ -232,6 +232,14 @@ class FusedConvOp final : public Op {
     const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
     if (!kernels::winograd_conv_supported(p) || !kernels::direct_conv_supported(p)) return {};
     return {"direct", "winograd"};
+  }
+
+  // The parameters and the kernel for physical shapes x and w (fused_conv_layer).
+  FusedConvLayer layer(const Shape& x, const Shape& w) const {
+    FusedConvLayer l;
+    l.params = geometry(x, w);
+    l.algorithm = algorithm_name(resolve_algorithm(l.params));
+    return l;
   }
 
   // N * M * prod(out spatial) * (C / group) * prod(kernel), saturated (as Conv).
@@ -474,6 +482,16 @@ class FusedConvOp final : public Op {
 };
 
 }  // namespace
+
+std::unique_ptr<Op> make_fused_conv(const Attrs& a, const OpContext& ctx) {
+  return std::make_unique<FusedConvOp>(a, ctx);
+}
+
+FusedConvLayer fused_conv_layer(const Op& op, const Shape& x, const Shape& w) {
+  const auto* conv = dynamic_cast<const FusedConvOp*>(&op);
+  TERN_CHECK(conv != nullptr, InvalidArgument, "{} is no FusedConv", op.where());
+  return conv->layer(x, w);
+}
 
 void register_fused_conv(OpRegistry& r) {
   OpSchema s = make_schema<FusedConvOp>("FusedConv", 2, 4);

@@ -14,6 +14,7 @@ void register_pool(OpRegistry& r);            // MaxPool, AveragePool, Global{Av
 void register_gemm(OpRegistry& r);            // Gemm
 void register_matmul(OpRegistry& r);          // MatMul
 void register_fused_conv(OpRegistry& r);      // tern.FusedConv (internal)
+void register_conv_chain(OpRegistry& r);      // tern.ConvChain (internal)
 void register_fused_matmul(OpRegistry& r);    // tern.FusedGemm, tern.FusedMatMul (internal)
 void register_softmax(OpRegistry& r);         // Softmax, LogSoftmax, Hardmax
 void register_norm(OpRegistry& r);            // InstanceNormalization, LayerNormalization,
@@ -73,6 +74,7 @@ OpRegistry build_registry() {
   register_gemm(r);
   register_matmul(r);
   register_fused_conv(r);
+  register_conv_chain(r);
   register_fused_matmul(r);
   register_softmax(r);
   register_norm(r);

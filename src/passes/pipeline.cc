@@ -20,6 +20,7 @@ const Pass& assign_layout_pass();
 const Pass& pack_weights_pass();
 const Pass& select_algorithm_pass();
 const Pass& fuse_transpose_pass();
+const Pass& fuse_conv_chain_pass();
 const Pass& in_place_pass();
 const Pass& concat_slices_pass();
 const Pass& plan_memory_pass();
@@ -41,14 +42,17 @@ const Pass& plan_memory_pass();
 //   final layouts and packed weights (select-algorithm);
 // - a conv whose output a Transpose(0, 2, 3, 1) reads writes NHWC (fuse-transpose) on its
 //   final algorithm: the depthwise and winograd kernels cannot;
+// - convs join a chain computed in bands of rows (fuse-conv-chain) on their final
+//   algorithms and layouts (an NHWC output keeps its conv out of a chain);
 // - memory decisions come last, on the final list of nodes.
 const std::vector<const Pass*>& all_passes() {
   static const std::vector<const Pass*> passes = {
-      &fold_constants_pass(),  &eliminate_identity_pass(), &eliminate_dead_pass(),
-      &lower_conv_transpose_pass(), &fuse_hard_swish_pass(),
-      &fold_batch_norm_pass(), &merge_sibling_convs_pass(), &fuse_epilogue_pass(),      &assign_layout_pass(),
-      &pack_weights_pass(),    &select_algorithm_pass(),   &fuse_transpose_pass(),
-      &in_place_pass(),        &concat_slices_pass(),      &plan_memory_pass(),
+      &fold_constants_pass(),       &eliminate_identity_pass(), &eliminate_dead_pass(),
+      &lower_conv_transpose_pass(), &fuse_hard_swish_pass(),    &fold_batch_norm_pass(),
+      &merge_sibling_convs_pass(),  &fuse_epilogue_pass(),      &assign_layout_pass(),
+      &pack_weights_pass(),         &select_algorithm_pass(),   &fuse_transpose_pass(),
+      &fuse_conv_chain_pass(),      &in_place_pass(),           &concat_slices_pass(),
+      &plan_memory_pass(),
   };
   return passes;
 }

@@ -20,29 +20,35 @@ std::vector<LayerInfo> layers_of(const passes::Program& p) {
     layer.op_type = node.op_type;
     std::vector<ops::TensorType> in_types, out_types;
     bool known = true;
+    int64_t bytes = 0;
+    auto add_bytes = [&](const ops::TensorType& t) {
+      bytes += shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
+    };
     for (int v : node.inputs) {
-      if (v < 0) continue;
-      if (p.types[v])
+      if (v < 0) {
+        in_types.emplace_back();  // an omitted input keeps its place: Op::macs reads by index
+      } else if (p.types[v]) {
         in_types.push_back(*p.types[v]);
-      else
+        add_bytes(in_types.back());
+      } else {
         known = false;
+      }
     }
     for (int v : node.outputs) {
       layer.outputs.push_back(v < 0 ? "" : g.values[v].name);
       if (v < 0) continue;
       layer.layouts.push_back(layout_name(p.layouts[v]));
-      if (p.types[v])
+      if (p.types[v]) {
         out_types.push_back(*p.types[v]);
-      else
+        add_bytes(out_types.back());
+      } else {
         known = false;
+      }
     }
     if (known) {
       for (const auto& t : out_types) layer.output_shapes.push_back(t.shape);
       layer.macs = p.ops[n]->macs(in_types, out_types);
-      for (const auto* types : {&in_types, &out_types}) {
-        for (const auto& t : *types)
-          layer.bytes += shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
-      }
+      layer.bytes = bytes;
     }
     auto algorithm = node.attrs.find("algorithm");
     if (algorithm != node.attrs.end() && algorithm->second.type == ir::Attribute::Type::kString)

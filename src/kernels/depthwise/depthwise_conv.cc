@@ -39,6 +39,7 @@ struct Depthwise : ConvWindow {
   OutputTarget out;
   int64_t c;
   int64_t segments;
+  int64_t x_plane;   // pixels between x's channel blocks
   ref::Range inner;  // output columns whose taps all land inside the input row
   // Row's tiling of a full segment (min(ow, kSegment) pixels), found once per call:
   // its divisions per row took 12 % of a 30 x 40 layer's time.
@@ -76,7 +77,7 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   V acc[1][R];  // one block: StoreBlocks' B x R shape
   const V bias = LoadBias(d, k.bias, k.out.channels, cb);
   HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[0][r] = bias;
-  const float* xc = k.x + cb * k.h * k.wd * c;
+  const float* xc = k.x + cb * k.x_plane * c;
   const float* wc = k.w + cb * k.kh * k.kw * c;
   const int64_t col0 = ow0 * k.sw - k.pw;
   const int64_t step = kDense ? static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * c;
@@ -209,6 +210,7 @@ Depthwise resolve(const ref::FusedConvParams& p, const float* x, const float* w,
   k.out = output_target(p, z, y);
   k.c = p.w_block;
   k.segments = (k.ow + kSegment - 1) / kSegment;
+  k.x_plane = p.x_plane > 0 ? p.x_plane : k.h * k.wd;
   k.inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
   k.inner.end = std::max(k.inner.begin, k.inner.end);
   k.full = std::min(k.ow, kSegment);

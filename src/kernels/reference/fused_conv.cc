@@ -160,6 +160,10 @@ bool block_of_channels(const FusedConvParams& p, const float* x, const float* w,
 void f32_fused_conv(const FusedConvParams& p, const float* x, const float* w, const float* bias,
                     const float* z, float* y, int64_t oc_begin, int64_t oc_end) {
   const ConvParams& c = p.conv;
+  TERN_CHECK(p.x_plane == 0 && p.y_plane == 0, InvalidArgument,
+             "the reference fused conv computes whole images: x_plane and y_plane must be 0, "
+             "but got {} and {}",
+             p.x_plane, p.y_plane);
   const int64_t out_plane = c.out.size();
   const int64_t taps = c.kernel.size();
   const int64_t cin_per_group = c.in_channels / c.groups;

@@ -23,6 +23,12 @@ struct FusedConvParams {
   int64_t w_block = 1;  ///< 1 (OIHW) or c (packed)
   bool w_ohwi = false;  ///< w [M, kD, kH, kW, C/g] (w_block 1): input channels innermost
   Epilogue epilogue;    ///< epilogue.residual: z is read
+  /// Pixels between two channel blocks of x (channel planes when x_block is 1), and of y
+  /// and z: 0 for the image's extent (in.h * in.w, out.h * out.w). A larger value lets a
+  /// kernel compute a band of rows inside a taller image (ops/conv_chain.cc). Only
+  /// f32_direct_conv and f32_depthwise_conv read them; every other kernel requires 0.
+  int64_t x_plane = 0;
+  int64_t y_plane = 0;
 };
 
 /// Output channels one image of y holds: M, or M rounded up to a multiple of y_block.
@@ -40,6 +46,7 @@ inline int64_t fused_conv_padded_channels(const FusedConvParams& p) {
 /// p.epilogue.residual). y: one output image in the y_block layout, or NHWC (y_nhwc:
 /// channel oc of pixel s at y[s * M + oc], as a conv followed by Transpose(0, 2, 3, 1)).
 /// oc_end <= fused_conv_padded_channels(p); a padded channel (oc >= M) is written as 0.
+/// Throws InvalidArgument when p.x_plane or p.y_plane is set (whole images only).
 /// All plain layouts with OIHW weights run f32_conv_nchw and then the epilogue on each plane. An
 /// NCHWc output (y_block <= 16) whose range covers whole blocks computes each block's channels
 /// together, lanes innermost, when one group spans the block or the conv is depthwise on

@@ -32,8 +32,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 /// Where and how a conv kernel stores its output vectors. One image.
 /// y: NCHWc ([ceil(M/c), H, W, c], y_block = c), NCHW ([M, H, W], y_block = 1) or NHWC
 /// ([H, W, M], y_block = 1, nhwc); z, the residual, has y's layout (read when
-/// e->residual). plane = H * W of y. One vector holds the c = Lanes output channels
-/// [ob * c, ob * c + c) of one pixel.
+/// e->residual). plane: pixels between channel blocks (planes) of y, H * W unless p.y_plane sets
+/// it. One vector holds the c = Lanes output channels [ob * c, ob * c + c) of one pixel.
 struct OutputTarget {
   const ref::Epilogue* e = nullptr;
   float* y = nullptr;
@@ -52,7 +52,7 @@ inline OutputTarget output_target(const ref::FusedConvParams& p, const float* z,
   o.z = z;
   o.y_block = p.y_block;
   o.nhwc = p.y_nhwc;
-  o.plane = p.conv.out.h * p.conv.out.w;
+  o.plane = p.y_plane > 0 ? p.y_plane : p.conv.out.h * p.conv.out.w;
   o.channels = p.conv.out_channels;
   return o;
 }

@@ -1,0 +1,39 @@
+// tern.ConvChain's band buffers (ops/conv_chain.cc), which the pass fuse-conv-chain
+// sizes chains by.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kernels/reference/fused_conv.h"
+
+namespace tern::ops {
+
+/// Bytes of band buffers per thread a chain may take: half of the L2 cache
+/// (l2_cache_bytes), the rest left for the weights and for the first layer's input and
+/// the last layer's output streaming through. On the 2 MiB L2 of an Emerald Rapids
+/// Xeon, UltraFace slim-320's first four layers took 0.95 of their time with this
+/// budget and 1.0 with a quarter of L2 (bands of 4 rows of its last layer did not fit,
+/// so the chain stopped at 3 layers).
+int64_t conv_chain_band_bytes();
+
+/// Output rows of the last layer per band below which a chain's per-band work (a kernel
+/// call per layer, the rows kept between bands) outweighs what the bands save: the pass
+/// grows a chain only while bands of this many rows fit conv_chain_band_bytes().
+inline constexpr int64_t kConvChainMinBandRows = 4;
+
+/// Band buffer rows of each intermediate layer of a ConvChain over `layers` (whole-image
+/// parameters, in order) for bands of `band_rows` output rows of the last one: the rows a
+/// band reads of it (the next layer's window over the rows that layer produces) plus the
+/// rows of kConvChainSlack - 1 further bands, so that the rows kept for the next band
+/// move to the buffer's front only once every kConvChainSlack bands. rows[i] is layer
+/// i's (0 for the last layer, which writes Y). Returns the bytes of all buffers, each
+/// rounded up to 64.
+int64_t conv_chain_band_rows(std::span<const kernels::ref::FusedConvParams> layers,
+                             int64_t band_rows, std::span<int64_t> rows);
+
+/// Bands a buffer holds (see conv_chain_band_rows): a move of the kept rows every band
+/// took 13 % of UltraFace RFB-640's time with 1-row bands.
+inline constexpr int64_t kConvChainSlack = 3;
+
+}  // namespace tern::ops

@@ -1,0 +1,245 @@
+// tern.ConvChain (src/ops/conv_chain.cc) against its layers run one after the other as
+// FusedConvs on whole tensors: UltraFace's first four layers (a first conv from NCHW at
+// stride 2, a depthwise, a pointwise and a stride-2 depthwise conv) and a chain with a
+// dilated 3x3 conv, a 5x5 depthwise conv and a residual on its last layer; image heights
+// and widths from 1 to 33, channels that are not multiples of the block, bands of 1 to 3
+// rows and the default, 1 to 3 threads, an NCHW last output, on every SIMD target; the
+// fallback (layers whose kernel cannot compute bands); attribute and input errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "base/cpu.h"
+#include "kernels/reference/fused_conv.h"
+#include "kernels/simd_test_util.h"
+#include "ops/op_test_util.h"
+
+namespace tern {
+namespace {
+
+using test::AttrMap;
+
+// One FusedConv layer: its attributes and its weights (packed) and bias.
+struct Layer {
+  std::string name;
+  AttrMap attrs;
+  Tensor w, b;
+};
+
+// A FusedConv layer from `c` to `m` channels: a k x k window with stride, dilation and
+// symmetric padding `pad`, `group` groups, Relu, NCHWc output (NCHW when `nchw_out`),
+// input NCHW when `nchw_in`; weights packed for block `block`.
+Layer conv_layer(const std::string& name, int64_t c, int64_t m, int64_t k, int64_t stride,
+                 int64_t dilation, int64_t pad, int64_t group, int64_t block, bool nchw_in,
+                 bool nchw_out, uint32_t seed) {
+  Layer l;
+  l.name = name;
+  const Tensor oihw = test::random_tensor<float>({m, c / group, k, k}, seed, -0.5, 0.5);
+  l.w = kernels::ref::pack_conv_weights(oihw, static_cast<int>(block));
+  l.b = test::random_tensor<float>({m}, seed + 1, -0.5, 0.5);
+  l.attrs.ints("kernel_shape", {k, k})
+      .ints("strides", {stride, stride})
+      .ints("dilations", {dilation, dilation})
+      .ints("pads", {pad, pad, pad, pad})
+      .i("group", group)
+      .s("x_layout", nchw_in ? "NCHW" : "NCHWc")
+      .s("y_layout", nchw_out ? "NCHW" : "NCHWc")
+      .s("weight_layout", "packed")
+      .i("block", block)
+      .i("out_channels", m)
+      .s("activation", "Relu");
+  return l;
+}
+
+std::unique_ptr<ops::Op> make_internal(const std::string& op_type, const AttrMap& attrs,
+                                       const std::string& name) {
+  const ops::OpSchema* schema = ops::OpRegistry::global().find(ops::kInternalDomain, op_type);
+  EXPECT_NE(schema, nullptr);
+  ops::Attrs reader(attrs.attrs, op_type + " '" + name + "'");
+  return schema->create(reader, ops::OpContext{name, op_type, 13, 1});
+}
+
+// Runs `op` on `inputs` into a NaN-filled output (every element must be written).
+Tensor run(const ops::Op& op, const std::vector<Tensor>& inputs, int threads) {
+  const std::vector<ops::TensorType> types = op.infer(ops::infer_inputs_from(inputs));
+  std::vector<Tensor> out = {Tensor::empty(types[0].dtype, types[0].shape)};
+  float* y = out[0].data<float>();
+  for (int64_t i = 0; i < out[0].numel(); ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
+  op.run(inputs, out, ops::ExecContext{threads});
+  return out[0];
+}
+
+// The ConvChain attributes of `layers`: each layer's under "<i>.", names, band_rows
+// (0: the attribute is left out).
+AttrMap chain_attrs(const std::vector<Layer>& layers, int64_t band_rows) {
+  AttrMap a;
+  a.i("layers", static_cast<int64_t>(layers.size()));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    for (const auto& [key, value] : layers[i].attrs.attrs) {
+      a.attrs[std::to_string(i) + "." + key] = value;
+    }
+    names.push_back(layers[i].name);
+  }
+  auto& n = a.attrs["names"];
+  n.type = ir::Attribute::Type::kStrings;
+  n.strings = names;
+  if (band_rows > 0) a.i("band_rows", band_rows);
+  return a;
+}
+
+// The chain's inputs: x, each layer's W and B, then z when defined.
+std::vector<Tensor> chain_inputs(const Tensor& x, const std::vector<Layer>& layers,
+                                 const Tensor& z) {
+  std::vector<Tensor> in = {x};
+  for (const Layer& l : layers) {
+    in.push_back(l.w);
+    in.push_back(l.b);
+  }
+  if (z.defined()) in.push_back(z);
+  return in;
+}
+
+// The layers run one after the other (z the last one's residual).
+Tensor run_layers(const Tensor& x, const std::vector<Layer>& layers, const Tensor& z) {
+  Tensor t = x;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const AttrMap& attrs = layers[i].attrs;
+    std::vector<Tensor> in = {t, layers[i].w, layers[i].b};
+    if (i + 1 == layers.size() && z.defined()) in.push_back(z);
+    t = run(*make_internal("FusedConv", attrs, layers[i].name), in, 1);
+  }
+  return t;
+}
+
+// Expects the chain's output to match its layers run one after the other: the same
+// kernels sum the same terms, but a band's tiles may split a row differently (a
+// narrower tail tile sums its channels in two chains), so values agree to float
+// rounding, relative to max(1, |value|).
+void expect_chain_matches(const Tensor& x, const std::vector<Layer>& layers, const Tensor& z,
+                          int64_t band_rows, int threads) {
+  const Tensor expected = run_layers(x, layers, z);
+  const AttrMap attrs = chain_attrs(layers, band_rows);
+  const Tensor got =
+      run(*make_internal("ConvChain", attrs, "chain"), chain_inputs(x, layers, z), threads);
+  ASSERT_EQ(got.shape(), expected.shape());
+  const float* g = got.data<float>();
+  const float* e = expected.data<float>();
+  int bad = 0;
+  for (int64_t i = 0; i < got.numel() && bad < 5; ++i) {
+    const double tol = 1e-5 * std::max(1.0, std::abs(static_cast<double>(e[i])));
+    if (!(std::abs(static_cast<double>(g[i]) - e[i]) <= tol)) {
+      ADD_FAILURE() << "element " << i << ": chain " << g[i] << ", layers " << e[i];
+      ++bad;
+    }
+  }
+}
+
+// UltraFace's first four layers on an h x w image: 3 -> c1 (3x3 stride 2), depthwise
+// c1, pointwise c1 -> c2, depthwise c2 at stride 2 (NCHW output when `nchw_out`).
+std::vector<Layer> ultraface_layers(int64_t c1, int64_t c2, int64_t block, bool nchw_out) {
+  return {conv_layer("first", 3, c1, 3, 2, 1, 1, 1, block, true, false, 1),
+          conv_layer("dw1", c1, c1, 3, 1, 1, 1, c1, block, false, false, 3),
+          conv_layer("pw", c1, c2, 1, 1, 1, 0, 1, block, false, false, 5),
+          conv_layer("dw2", c2, c2, 3, 2, 1, 1, c2, block, false, nchw_out, 7)};
+}
+
+TEST(ConvChain, FirstLayersMatchTheLayersOneAfterTheOther) {
+  test::for_each_simd_target([&](const std::string&, int64_t c) {
+    const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1},  {2, 3},   {5, 7},
+                                                            {13, 9}, {33, 17}, {24, 40}};
+    uint32_t seed = 11;
+    for (const auto& [h, w] : sizes) {
+      for (const auto& [c1, c2] :
+           std::vector<std::pair<int64_t, int64_t>>{{c, 2 * c}, {c + 3, c - 1}}) {
+        for (bool nchw_out : {false, true}) {
+          const Tensor x = test::random_tensor<float>({1, 3, h, w}, seed++);
+          const std::vector<Layer> layers = ultraface_layers(c1, c2, c, nchw_out);
+          for (int64_t band : {0, 1, 2, 3}) {
+            for (int threads : {1, 2, 3}) {
+              SCOPED_TRACE(testing::Message()
+                           << h << "x" << w << " c1 " << c1 << " c2 " << c2 << " nchw_out "
+                           << nchw_out << " band " << band << " threads " << threads);
+              expect_chain_matches(x, layers, Tensor(), band, threads);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST(ConvChain, DilatedAnd5x5LayersWithAResidualMatch) {
+  test::for_each_simd_target([&](const std::string&, int64_t c) {
+    uint32_t seed = 40;
+    for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{1, 4}, {6, 5}, {19, 23}}) {
+      const int64_t cin = c + 1, m = c + 2;
+      const std::vector<Layer> layers = {
+          conv_layer("dilated", cin, m, 3, 1, 2, 2, 1, c, false, false, seed),
+          conv_layer("dw5", m, m, 5, 1, 1, 2, m, c, false, false, seed + 2),
+          conv_layer("project", m, cin, 1, 1, 1, 0, 1, c, false, false, seed + 4)};
+      const int64_t blocks = (cin + c - 1) / c;
+      const Tensor x = test::random_tensor<float>({2, blocks, h, w, c}, seed + 6);
+      const Tensor z = test::random_tensor<float>({2, blocks, h, w, c}, seed + 7);
+      for (int64_t band : {0, 1, 3}) {
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(testing::Message()
+                       << h << "x" << w << " band " << band << " threads " << threads);
+          expect_chain_matches(x, layers, z, band, threads);
+        }
+      }
+      seed += 10;
+    }
+  });
+}
+
+// Weights packed for twice the target's block: no SIMD kernel computes them, and the
+// chain runs its layers one after the other through FusedConv's reference kernel. So
+// does a chain with a 1x1 conv padded by 1, whose first and last output rows read no
+// input row.
+TEST(ConvChain, LayersTheBandKernelsCannotComputeRunOneAfterTheOther) {
+  const int64_t c = simd_float_lanes();
+  const Tensor x = test::random_tensor<float>({1, 3, 9, 11}, 3);
+  expect_chain_matches(x, ultraface_layers(5, 7, 2 * c, false), Tensor(), 2, 2);
+  const std::vector<Layer> padded = {conv_layer("first", 3, c, 3, 2, 1, 1, 1, c, true, false, 5),
+                                     conv_layer("padded", c, c, 1, 1, 1, 1, 1, c, false, false, 7)};
+  expect_chain_matches(x, padded, Tensor(), 1, 1);
+}
+
+TEST(ConvChain, Errors) {
+  const int64_t c = simd_float_lanes();
+  const std::vector<Layer> layers = ultraface_layers(c, c, c, false);
+  AttrMap one = chain_attrs({layers[0]}, 0);
+  test::expect_error<ModelError>([&] { make_internal("ConvChain", one, "chain"); },
+                                 {"ConvChain 'chain'", "'layers' must be in 2..16, but got 1"});
+  AttrMap names = chain_attrs(layers, 0);
+  names.attrs["names"].strings.pop_back();
+  test::expect_error<ModelError>([&] { make_internal("ConvChain", names, "chain"); },
+                                 {"'names' must name the 4 layers, but it has 3"});
+  AttrMap band = chain_attrs(layers, 0);
+  band.i("band_rows", 0);
+  test::expect_error<ModelError>([&] { make_internal("ConvChain", band, "chain"); },
+                                 {"'band_rows' must be >= 1, but got 0"});
+  AttrMap bad_layer = chain_attrs(layers, 0);
+  bad_layer.i("2.group", 0);
+  test::expect_error<ModelError>([&] { make_internal("ConvChain", bad_layer, "chain"); },
+                                 {"FusedConv 'pw'", "'group' must be >= 1"});
+  const auto op = make_internal("ConvChain", chain_attrs(layers, 0), "chain");
+  const Tensor x = test::random_tensor<float>({1, 3, 8, 8}, 1);
+  std::vector<Tensor> in = chain_inputs(x, layers, Tensor());
+  in.pop_back();
+  test::expect_error<ShapeError>([&] { op->infer(ops::infer_inputs_from(in)); },
+                                 {"ConvChain 'chain'", "expected 9 or 10 inputs", "got 8"});
+  // A layer's shape error names that layer: dw1 expects c channels, the first layer
+  // gets 4 input channels instead of 3.
+  const Tensor x4 = test::random_tensor<float>({1, 4, 8, 8}, 1);
+  test::expect_error<ShapeError>(
+      [&] { op->infer(ops::infer_inputs_from(chain_inputs(x4, layers, Tensor()))); },
+      {"FusedConv 'first'"});
+}
+
+}  // namespace
+}  // namespace tern

@@ -1,0 +1,113 @@
+// fuse-conv-chain: UltraFace's first layers at 240 x 320 (intermediates of 1.2 MB and
+// more) become one ConvChain that starts at the first conv and ends before the layer
+// whose input is small; not across a value another node reads too, and not at all at a
+// small input size; results agree with the pass off, on one and two threads.
+#include "base/cpu.h"
+#include "toy_model_util.h"
+
+namespace tern::test {
+namespace {
+
+// x [1, 3, h, w] -> conv1 (3x3 stride 2, 16) -> Relu -> dw1 (depthwise 3x3) -> Relu ->
+// pw1 (1x1, 32) -> Relu -> dw2 (depthwise 3x3 stride 2) -> Relu -> pw2 (1x1, 32) -> y.
+// `also_returned`: dw1's activation "r2" is a graph output too.
+ModelBuilder first_layers(int64_t h, int64_t w, bool also_returned = false) {
+  ModelBuilder m(17);
+  m.input("x", {1, 3, h, w});
+  m.output("y");
+  if (also_returned) m.output("r2");
+  m.initializer("w1", {16, 3, 3, 3}, weights(16 * 27, 1));
+  m.initializer("b1", {16}, weights(16, 2));
+  m.initializer("w2", {16, 1, 3, 3}, weights(16 * 9, 3));
+  m.initializer("w3", {32, 16, 1, 1}, weights(32 * 16, 4));
+  m.initializer("w4", {32, 1, 3, 3}, weights(32 * 9, 5));
+  m.initializer("w5", {32, 32, 1, 1}, weights(32 * 32, 6));
+  auto* c1 = m.node("Conv", {"x", "w1", "b1"}, {"a1"}, "conv1");
+  set_ints(c1, "pads", {1, 1, 1, 1});
+  set_ints(c1, "strides", {2, 2});
+  m.node("Relu", {"a1"}, {"r1"}, "relu1");
+  auto* d1 = m.node("Conv", {"r1", "w2"}, {"a2"}, "dw1");
+  set_int(d1, "group", 16);
+  set_ints(d1, "pads", {1, 1, 1, 1});
+  m.node("Relu", {"a2"}, {"r2"}, "relu2");
+  m.node("Conv", {"r2", "w3"}, {"a3"}, "pw1");
+  m.node("Relu", {"a3"}, {"r3"}, "relu3");
+  auto* d2 = m.node("Conv", {"r3", "w4"}, {"a4"}, "dw2");
+  set_int(d2, "group", 32);
+  set_ints(d2, "pads", {1, 1, 1, 1});
+  set_ints(d2, "strides", {2, 2});
+  m.node("Relu", {"a4"}, {"r4"}, "relu4");
+  m.node("Conv", {"r4", "w5"}, {"y"}, "pw2");
+  return m;
+}
+
+passes::Program compile_at(const ModelBuilder& m, int64_t h, int64_t w,
+                           const std::vector<std::string>& disabled = {}) {
+  return compile(m, {ops::TensorType{DType::kFloat32, {1, 3, h, w}}}, disabled, simd_float_lanes());
+}
+
+// The "names" of the program's ConvChain nodes, in node order.
+std::vector<std::vector<std::string>> chains(const passes::Program& p) {
+  std::vector<std::vector<std::string>> out;
+  for (const ir::Node& node : p.graph.nodes) {
+    if (node.op_type != "ConvChain") continue;
+    out.push_back(node.attrs.at("names").strings);
+  }
+  return out;
+}
+
+TEST(FuseConvChain, FirstLayersBecomeOneChain) {
+  const passes::Program p = compile_at(first_layers(240, 320), 240, 320);
+  const auto found = chains(p);
+  ASSERT_EQ(found.size(), 1u);
+  // conv1 and dw1 always (their band buffers fit any L2 of 256 KiB or more); pw1 and dw2
+  // while bands of 4 rows fit half of this machine's L2; pw2 never (its input, 60 x 80 x
+  // 32 floats, is 0.6 MB).
+  ASSERT_GE(found[0].size(), 2u);
+  EXPECT_EQ(found[0][0], "conv1");
+  EXPECT_EQ(found[0][1], "dw1");
+  if (found[0].size() > 2) {
+    EXPECT_EQ(found[0][2], "pw1");
+  }
+  if (found[0].size() > 3) {
+    EXPECT_EQ(found[0][3], "dw2");
+  }
+  EXPECT_LE(found[0].size(), 4u);
+  EXPECT_EQ(producer_op(p, "y"), "FusedConv");
+  for (const ir::Node& node : p.graph.nodes) {
+    if (node.op_type == "ConvChain") {
+      EXPECT_EQ(node.name.substr(0, 9), "conv1+dw1");
+    }
+  }
+
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 240, 320}, 5)}};
+  expect_pass_keeps_results(first_layers(240, 320), feeds, "fuse-conv-chain");
+  const auto one = run_model(first_layers(240, 320), feeds, {}, 1);
+  const auto two = run_model(first_layers(240, 320), feeds, {}, 2);
+  expect_outputs_near(one, two, 0);  // rows split between threads: the same bits
+}
+
+TEST(FuseConvChain, OffKeepsTheLayers) {
+  const passes::Program p = compile_at(first_layers(240, 320), 240, 320, {"fuse-conv-chain"});
+  EXPECT_TRUE(chains(p).empty());
+  EXPECT_EQ(count_ops(p, "FusedConv"), 5);
+}
+
+TEST(FuseConvChain, NotAcrossAValueAnotherNodeReads) {
+  // r2 (dw1's output) is returned too: the chain may not go past dw1.
+  const passes::Program p = compile_at(first_layers(240, 320, true), 240, 320);
+  const auto found = chains(p);
+  for (const auto& names : found) {
+    for (size_t i = 0; i + 1 < names.size(); ++i) EXPECT_NE(names[i], "dw1");
+  }
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 240, 320}, 7)}};
+  expect_pass_keeps_results(first_layers(240, 320, true), feeds, "fuse-conv-chain");
+}
+
+TEST(FuseConvChain, NotForSmallIntermediates) {
+  // 64 x 80: conv1's output is 16 x 32 x 40 floats (80 KB).
+  EXPECT_TRUE(chains(compile_at(first_layers(64, 80), 64, 80)).empty());
+}
+
+}  // namespace
+}  // namespace tern::test
