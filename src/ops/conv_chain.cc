@@ -38,8 +38,7 @@
 namespace tern::ops {
 namespace {
 
-// Layers a chain may hold.
-constexpr int64_t kMaxLayers = 16;
+constexpr int64_t kMaxLayers = kConvChainMaxLayers;
 
 // The kernels that compute a band of rows inside a taller image (x_plane, y_plane).
 bool band_kernel(const std::string& algorithm) {
@@ -77,9 +76,12 @@ float* thread_scratch(int64_t floats) {
 /// messages use); each layer's FusedConv attributes under "<i>." ("0.strides", ...);
 /// band_rows (optional, >= 1): the last layer's output rows per band (default: the
 /// most that keep a thread's band buffers within conv_chain_band_bytes()).
-/// Every layer runs the direct or the depthwise kernel on NCHWc intermediates; where one
-/// does not (another SIMD target than the plan's, or a window with output rows that read
-/// no input row), the layers run one after the other on whole tensors instead.
+/// Every layer runs the direct or the depthwise kernel on NCHWc intermediates, writing no
+/// NHWC output; where one does not (another SIMD target than the plan's, or a window with
+/// output rows that read no input row: conv_rows_read_input), the layers run one after
+/// the other on whole tensors instead (allocated per run).
+/// Bands start at other rows with other thread counts and L2 sizes, and the kernels may
+/// then split a band's rows into other tiles: results agree to float rounding.
 /// Errors: ModelError for bad attributes, ShapeError (naming the layer) for shapes that
 /// do not fit.
 class ConvChainOp final : public Op {
@@ -153,6 +155,12 @@ class ConvChainOp final : public Op {
     return total;
   }
 
+  // Whether prepare() picks the bands for these inputs (conv_chain_runs_in_bands).
+  bool runs_in_bands(std::span<const Tensor> inputs) const {
+    Tensor y = Tensor::empty(DType::kFloat32, infer(infer_inputs_from(inputs))[0].shape);
+    return prepare(std::vector<Tensor>(inputs.begin(), inputs.end()), y).banded;
+  }
+
  private:
   // One layer of a prepared call.
   struct Layer {
@@ -204,11 +212,7 @@ class ConvChainOp final : public Op {
       l.planes = kernels::ref::fused_conv_padded_channels(l.p) / l.p.y_block;
       const kernels::ref::ConvParams& cp = l.p.conv;
       const bool intermediate = i + 1 < n;
-      // Every output row must read an input row: a band is a conv of its own rows.
-      const bool reads = input_rows(cp, {0, 1}).end > input_rows(cp, {0, 1}).begin &&
-                         input_rows(cp, {cp.out.h - 1, cp.out.h}).end >
-                             input_rows(cp, {cp.out.h - 1, cp.out.h}).begin;
-      if (!band_kernel(fl.algorithm) || !reads || l.p.y_nhwc ||
+      if (!band_kernel(fl.algorithm) || !conv_rows_read_input(cp) || l.p.y_nhwc ||
           (intermediate && l.p.y_block == 1)) {
         c.banded = false;
       }
@@ -258,12 +262,16 @@ class ConvChainOp final : public Op {
   static void launch(const Call& c, const ExecContext& ctx) {
     if (!c.banded) return c.op->run_layers(c, ctx);
     const int64_t out_h = c.layers.back().p.conv.out.h;
-    const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(ctx.num_threads, out_h));
-    // Each thread a contiguous range of rows of every image: the region the layers before
-    // and after the chain give the same thread (parallel_grid's spatial split).
-    parallel_for(c.batch * threads, ctx.num_threads, [&](int64_t i) {
-      const int64_t img = i / threads, t = i % threads;
-      const Rows rows{out_h * t / threads, out_h * (t + 1) / threads};
+    // Ranges of rows per image: enough for every thread (one per image when the batch
+    // has as many images as threads). With one image, each thread takes a contiguous
+    // range of rows: the region the layers before and after the chain give the same
+    // thread (parallel_grid's spatial split).
+    const int64_t images = std::max<int64_t>(1, c.batch);
+    const int64_t ranges = std::clamp<int64_t>((ctx.num_threads + images - 1) / images, 1,
+                                               std::max<int64_t>(1, out_h));
+    parallel_for(c.batch * ranges, ctx.num_threads, [&](int64_t i) {
+      const int64_t img = i / ranges, t = i % ranges;
+      const Rows rows{out_h * t / ranges, out_h * (t + 1) / ranges};
       if (rows.end > rows.begin) {
         run_rows(c, c.x + img * c.x_image, c.z ? c.z + img * c.y_image : nullptr,
                  c.y + img * c.y_image, rows);
@@ -314,7 +322,7 @@ class ConvChainOp final : public Op {
         }
         if (h.start + need[l].end - h.rows.begin > ly.rows) {
           // The new rows would pass the buffer's end: the rows kept move to its front,
-          // once every few bands (the buffer holds kSlack bands' worth of rows).
+          // once every few bands (the buffer has room for kConvChainSlack bands).
           const int64_t keep = h.rows.end - h.rows.begin;
           for (int64_t b = 0; b < ly.planes; ++b) {
             float* block = buf + b * ly.rows * ly.row_floats;
@@ -381,6 +389,18 @@ class ConvChainOp final : public Op {
 };
 
 }  // namespace
+
+bool conv_rows_read_input(const kernels::ref::ConvParams& c) {
+  if (c.out.h < 1) return true;
+  const Rows first = input_rows(c, {0, 1}), last = input_rows(c, {c.out.h - 1, c.out.h});
+  return first.end > first.begin && last.end > last.begin;
+}
+
+bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs) {
+  const auto* op = dynamic_cast<const ConvChainOp*>(&chain);
+  TERN_CHECK(op != nullptr, InvalidArgument, "{} is no ConvChain", chain.where());
+  return op->runs_in_bands(inputs);
+}
 
 int64_t conv_chain_band_bytes() { return l2_cache_bytes() / 2; }
 

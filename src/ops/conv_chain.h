@@ -6,8 +6,25 @@
 #include <span>
 
 #include "kernels/reference/fused_conv.h"
+#include "tern/tensor.h"
 
 namespace tern::ops {
+
+class Op;
+
+/// Layers a chain holds at most.
+inline constexpr int64_t kConvChainMaxLayers = 16;
+
+/// Whether every output row of conv `c` reads at least one input row (no row lies wholly
+/// in the padding): a band of rows is then a conv of its own (ConvChain computes layers
+/// whose rows do not one after the other instead).
+bool conv_rows_read_input(const kernels::ref::ConvParams& c);
+
+/// Whether ConvChain op `chain` computes these inputs (X, each layer's W and B, Z) in
+/// bands, rather than one layer after the other (a layer whose kernel cannot compute a
+/// band on the SIMD target in use, or conv_rows_read_input false). For tests and tools.
+/// Throws as the op's infer() does, and InvalidArgument when `chain` is no ConvChain.
+bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs);
 
 /// Bytes of band buffers per thread a chain may take: half of the L2 cache
 /// (l2_cache_bytes), the rest left for the weights and for the first layer's input and

@@ -6,14 +6,19 @@
 // MobileNetV2's expansions at 112 x 112 and 56 x 56.
 //
 // A chain grows from a FusedConv along its output while that output is at least
-// kChainMinBytes per image, is read by the next FusedConv only (as its X), and is no
-// graph output, and while bands of ops::kConvChainMinBandRows rows fit the band buffer
-// budget (ops::conv_chain_band_bytes(), half of L2): with stride-2 layers, each layer multiplies
-// the rows a band needs of all the layers before it. Every layer runs the direct or the depthwise
-// kernel (its "algorithm": direct-first, pointwise, direct or depthwise), writes NCHWc (the last
-// one NCHWc or NCHW), and has no residual but the last. Legal because the chain computes every
-// layer with the same kernel on the same inputs, row by row.
+// kChainMinBytes per image, is read by the next FusedConv only, as its X (not also as
+// its residual Z), and is no graph output, and while bands of
+// ops::kConvChainMinBandRows rows fit the band buffer budget (ops::conv_chain_band_bytes,
+// half of L2): each stride-2 layer doubles the rows a band needs of every layer before
+// it. Every layer runs the direct or the depthwise kernel (its "algorithm": direct-first,
+// pointwise, direct or depthwise), writes NCHWc (the last one NCHWc or NCHW), has output
+// rows that each read an input row (ops::conv_rows_read_input), and has no residual but
+// the last. Legal because the chain computes every layer with the same kernel on the
+// same inputs, band by band; the kernels may split a band's rows into other tiles than
+// the whole image's, so results agree to float rounding.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ops/conv_chain.h"
 #include "ops/fused_conv.h"
@@ -28,8 +33,7 @@ namespace {
 // 4 cores). Below it, the tensor stays in L2 between the two layers anyway.
 constexpr int64_t kChainMinBytes = 1024 * 1024;
 
-// Layers per chain at most (tern.ConvChain's limit).
-constexpr size_t kMaxChainLayers = 16;
+constexpr size_t kMaxChainLayers = ops::kConvChainMaxLayers;
 
 constexpr size_t kResidualInput = 3;  // FusedConv: X W B Z
 
@@ -48,6 +52,7 @@ class FuseConvChain final : public Pass {
       if (taken[n] || !layer(p, n) || residual(p.graph.nodes[n])) continue;
       std::vector<int> chain = {n};
       std::vector<kernels::ref::FusedConvParams> params = {conv_params(p, n)};
+      if (!ops::conv_rows_read_input(params[0].conv)) continue;
       while (chain.size() < kMaxChainLayers) {
         const ir::Node& last = p.graph.nodes[chain.back()];
         if (residual(last)) break;
@@ -55,11 +60,16 @@ class FuseConvChain final : public Pass {
         const int next = sole_consumer(p, v);
         if (next < 0 || !large(p, v) || taken[next] || !layer(p, next)) break;
         const ir::Node& node = p.graph.nodes[next];
-        if (node.inputs[0] != v || string_attr(node, "x_layout", "NCHW") != "NCHWc") break;
+        // v must be the next layer's X only (not also its residual Z).
+        if (node.inputs[0] != v || std::count(node.inputs.begin(), node.inputs.end(), v) != 1) {
+          break;
+        }
+        if (string_attr(node, "x_layout", "NCHW") != "NCHWc") break;
         if (string_attr(last, "y_layout", "NCHW") != "NCHWc") break;
         // Bands of kConvChainMinBandRows rows must fit: each layer adds its window's rows
         // to the band of every layer before it.
         params.push_back(conv_params(p, next));
+        if (!ops::conv_rows_read_input(params.back().conv)) break;
         std::vector<int64_t> rows(params.size());
         if (ops::conv_chain_band_rows(params, ops::kConvChainMinBandRows, rows) >
             ops::conv_chain_band_bytes()) {
@@ -137,8 +147,9 @@ class FuseConvChain final : public Pass {
     if (residual(last)) c.inputs.push_back(last.inputs[kResidualInput]);
     c.outputs = last.outputs;
     // "Conv_0+Conv_3+Conv_6", or the first and last names where that is long.
-    c.name = fmt::format("{}", fmt::join(names, "+"));
-    if (c.name.size() > 64) c.name = names.front() + "+...+" + names.back();
+    std::string name = fmt::format("{}", fmt::join(names, "+"));
+    if (name.size() > 64) name = names.front() + "+...+" + names.back();
+    c.name = unique_node_name(p, name);
     set_int_attr(c, "layers", static_cast<int64_t>(chain.size()));
     ir::Attribute list;
     list.type = ir::Attribute::Type::kStrings;

@@ -81,6 +81,28 @@ TEST(DepthwiseConv, MatchesReferenceOnWideRows) {
   });
 }
 
+// x_plane and y_plane (the bands of tern.ConvChain): blocks farther apart than the
+// image, NaN in between; stride 1 and 2, padding, NCHW output, a residual.
+TEST(DepthwiseConv, BlocksFartherApartThanTheImage) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR") return;
+    int i = 0;
+    for (int64_t stride : {1, 2}) {
+      for (bool nchw : {false, true}) {
+        NchwcConvCase t = test::layer_case(2 * c + 3, 2 * c + 3, 7, 13);
+        t.groups = t.c_in;
+        t.stride = stride;
+        t.y_block = nchw;
+        t.residual = i % 2 == 1;
+        const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+        test::check_nchwc_conv(t, c, kernels::depthwise_conv_work(p).items(),
+                               test::with_plane_gaps(kernels::f32_depthwise_conv, 5), 900 + i);
+        ++i;
+      }
+    }
+  });
+}
+
 TEST(DepthwiseConv, SupportRules) {
   test::for_each_simd_target([](const std::string& target, int c) {
     kernels::ref::FusedConvParams p;

@@ -119,6 +119,36 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
   });
 }
 
+// x_plane and y_plane (the bands of tern.ConvChain): blocks (or NCHW planes) farther
+// apart than the image, NaN in between; the first layer (NCHW input, stride 2), a
+// pointwise conv (flattened rows), a 3x3 conv with more input channels than one cache
+// pass (partial sums in y), an NCHW output, a residual.
+TEST(DirectConv, BlocksFartherApartThanTheImage) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR") return;
+    std::vector<NchwcConvCase> cases;
+    NchwcConvCase first = test::layer_case(3, c + 5, 9, 20);
+    first.x_block = true;
+    first.stride = 2;
+    cases.push_back(first);
+    NchwcConvCase pointwise = test::layer_case(c + 1, 2 * c + 3, 5, 11, 1, 0);
+    pointwise.residual = true;
+    cases.push_back(pointwise);
+    NchwcConvCase deep = test::layer_case(64 * c, c, 4, 6);
+    cases.push_back(deep);
+    NchwcConvCase nchw = test::layer_case(c, 5, 6, 7);
+    nchw.y_block = true;
+    cases.push_back(nchw);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const kernels::ref::FusedConvParams p = test::nchwc_conv_params(cases[i], c);
+      ASSERT_TRUE(kernels::direct_conv_supported(p)) << cases[i].str();
+      test::check_nchwc_conv(cases[i], c, kernels::direct_conv_work(p).items(),
+                             test::with_plane_gaps(kernels::f32_direct_conv, 3),
+                             950 + static_cast<uint32_t>(i));
+    }
+  });
+}
+
 TEST(DirectConv, SupportRules) {
   test::for_each_simd_target([](const std::string& target, int c) {
     kernels::ref::FusedConvParams p;

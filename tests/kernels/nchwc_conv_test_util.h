@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -128,6 +129,46 @@ inline std::vector<float> to_blocked(const std::vector<float>& plain, int64_t ch
     for (int64_t i = 0; i < plane; ++i)
       out[((ch / c) * plane + i) * c + ch % c] = plain[ch * plane + i];
   return out;
+}
+
+/// `kernel` run with x, z and y copied into buffers whose channel blocks (channel planes
+/// when the block is 1) lie `gap` pixels further apart than the image's extent
+/// (p.x_plane, p.y_plane), the gaps holding NaN, and y copied back: the results match only
+/// if the kernel addresses the blocks through the planes; and a gap written (not NaN
+/// any more) fails the test. For an NCHWc or NCHW y (not NHWC).
+inline NchwcConvKernel with_plane_gaps(NchwcConvKernel kernel, int64_t gap) {
+  return [kernel, gap](const kernels::ref::FusedConvParams& q, const float* x, const float* w,
+                       const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const int64_t in_plane = q.conv.in.h * q.conv.in.w, out_plane = q.conv.out.h * q.conv.out.w;
+    const int64_t x_planes = (q.conv.in_channels + q.x_block - 1) / q.x_block;
+    const int64_t y_planes = (q.conv.out_channels + q.y_block - 1) / q.y_block;
+    // Dense [planes, plane * block] <-> gapped [planes, (plane + gap) * block].
+    auto spread = [&](const float* dense, int64_t planes, int64_t plane, int64_t block) {
+      std::vector<float> out(planes * (plane + gap) * block, nan);
+      for (int64_t i = 0; i < planes; ++i) {
+        std::copy(dense + i * plane * block, dense + (i + 1) * plane * block,
+                  out.begin() + i * (plane + gap) * block);
+      }
+      return out;
+    };
+    const std::vector<float> xg = spread(x, x_planes, in_plane, q.x_block);
+    const std::vector<float> zg = spread(z, y_planes, out_plane, q.y_block);
+    std::vector<float> yg = spread(y, y_planes, out_plane, q.y_block);
+    kernels::ref::FusedConvParams g = q;
+    g.x_plane = in_plane + gap;
+    g.y_plane = out_plane + gap;
+    kernel(g, xg.data(), w, bias, zg.data(), yg.data(), begin, end);
+    int written = 0;
+    for (int64_t i = 0; i < y_planes; ++i) {
+      const float* src = yg.data() + i * (out_plane + gap) * q.y_block;
+      std::copy(src, src + out_plane * q.y_block, y + i * out_plane * q.y_block);
+      for (int64_t k = out_plane * q.y_block; k < (out_plane + gap) * q.y_block; ++k) {
+        written += !std::isnan(src[k]);
+      }
+    }
+    EXPECT_EQ(written, 0) << "elements written between the output's blocks";
+  };
 }
 
 /// Runs `kernel` on case `t` with block c and compares it with the reference. The work

@@ -3,8 +3,13 @@
 // stride 2, a depthwise, a pointwise and a stride-2 depthwise conv) and a chain with a
 // dilated 3x3 conv, a 5x5 depthwise conv and a residual on its last layer; image heights
 // and widths from 1 to 33, channels that are not multiples of the block, bands of 1 to 3
-// rows and the default, 1 to 3 threads, an NCHW last output, on every SIMD target; the
-// fallback (layers whose kernel cannot compute bands); attribute and input errors.
+// rows and the default, 1 to 3 threads, a 1x1 conv at stride 2, an NCHW last output
+// with and without a residual, run() and bind(), on every SIMD target (each case checks
+// that the chain runs in bands there, or one layer after the other on the scalar
+// target); the fallback (layers whose kernel cannot compute bands); attribute and input
+// errors.
+#include "ops/conv_chain.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "base/cpu.h"
+#include "kernels/depthwise/depthwise_conv.h"
 #include "kernels/reference/fused_conv.h"
 #include "kernels/simd_test_util.h"
 #include "ops/op_test_util.h"
@@ -62,14 +68,35 @@ std::unique_ptr<ops::Op> make_internal(const std::string& op_type, const AttrMap
   return schema->create(reader, ops::OpContext{name, op_type, 13, 1});
 }
 
-// Runs `op` on `inputs` into a NaN-filled output (every element must be written).
-Tensor run(const ops::Op& op, const std::vector<Tensor>& inputs, int threads) {
+// Runs `op` on `inputs` into a NaN-filled output (every element must be written), through
+// run(), or through bind() as a plan does when `bound`.
+Tensor run(const ops::Op& op, const std::vector<Tensor>& inputs, int threads, bool bound = false) {
   const std::vector<ops::TensorType> types = op.infer(ops::infer_inputs_from(inputs));
   std::vector<Tensor> out = {Tensor::empty(types[0].dtype, types[0].shape)};
   float* y = out[0].data<float>();
   for (int64_t i = 0; i < out[0].numel(); ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
-  op.run(inputs, out, ops::ExecContext{threads});
+  const ops::ExecContext ctx{threads};
+  if (bound) {
+    const ops::BoundRun call = op.bind(inputs, out, ctx);
+    EXPECT_TRUE(call) << "ConvChain binds contiguous inputs";
+    if (call) call(ctx);
+  } else {
+    op.run(inputs, out, ctx);
+  }
   return out[0];
+}
+
+// Whether the chain runs in bands here: on every SIMD target whose vectors are the
+// layers' block (the band kernels cover them), not on the scalar one.
+bool band_kernels_cover(int64_t block) {
+  kernels::ref::FusedConvParams p;
+  p.conv.in_channels = p.conv.out_channels = p.conv.groups = block;
+  p.conv.in = p.conv.out = {1, 4, 4};
+  p.conv.kernel = {1, 3, 3};
+  p.conv.stride = p.conv.dilation = {1, 1, 1};
+  p.conv.pad_begin = {0, 1, 1};
+  p.x_block = p.y_block = p.w_block = block;
+  return kernels::depthwise_conv_supported(p);
 }
 
 // The ConvChain attributes of `layers`: each layer's under "<i>.", names, band_rows
@@ -119,12 +146,14 @@ Tensor run_layers(const Tensor& x, const std::vector<Layer>& layers, const Tenso
 // kernels sum the same terms, but a band's tiles may split a row differently (a
 // narrower tail tile sums its channels in two chains), so values agree to float
 // rounding, relative to max(1, |value|).
+// `banded`: whether the chain must run in bands (else one layer after the other).
 void expect_chain_matches(const Tensor& x, const std::vector<Layer>& layers, const Tensor& z,
-                          int64_t band_rows, int threads) {
+                          int64_t band_rows, int threads, bool banded, bool bound = false) {
   const Tensor expected = run_layers(x, layers, z);
-  const AttrMap attrs = chain_attrs(layers, band_rows);
-  const Tensor got =
-      run(*make_internal("ConvChain", attrs, "chain"), chain_inputs(x, layers, z), threads);
+  const auto op = make_internal("ConvChain", chain_attrs(layers, band_rows), "chain");
+  const std::vector<Tensor> inputs = chain_inputs(x, layers, z);
+  EXPECT_EQ(ops::conv_chain_runs_in_bands(*op, inputs), banded);
+  const Tensor got = run(*op, inputs, threads, bound);
   ASSERT_EQ(got.shape(), expected.shape());
   const float* g = got.data<float>();
   const float* e = expected.data<float>();
@@ -149,6 +178,7 @@ std::vector<Layer> ultraface_layers(int64_t c1, int64_t c2, int64_t block, bool 
 
 TEST(ConvChain, FirstLayersMatchTheLayersOneAfterTheOther) {
   test::for_each_simd_target([&](const std::string&, int64_t c) {
+    const bool banded = band_kernels_cover(c);
     const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1},  {2, 3},   {5, 7},
                                                             {13, 9}, {33, 17}, {24, 40}};
     uint32_t seed = 11;
@@ -163,7 +193,7 @@ TEST(ConvChain, FirstLayersMatchTheLayersOneAfterTheOther) {
               SCOPED_TRACE(testing::Message()
                            << h << "x" << w << " c1 " << c1 << " c2 " << c2 << " nchw_out "
                            << nchw_out << " band " << band << " threads " << threads);
-              expect_chain_matches(x, layers, Tensor(), band, threads);
+              expect_chain_matches(x, layers, Tensor(), band, threads, banded, band == 2);
             }
           }
         }
@@ -174,6 +204,7 @@ TEST(ConvChain, FirstLayersMatchTheLayersOneAfterTheOther) {
 
 TEST(ConvChain, DilatedAnd5x5LayersWithAResidualMatch) {
   test::for_each_simd_target([&](const std::string&, int64_t c) {
+    const bool banded = band_kernels_cover(c);
     uint32_t seed = 40;
     for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{1, 4}, {6, 5}, {19, 23}}) {
       const int64_t cin = c + 1, m = c + 2;
@@ -188,7 +219,7 @@ TEST(ConvChain, DilatedAnd5x5LayersWithAResidualMatch) {
         for (int threads : {1, 2}) {
           SCOPED_TRACE(testing::Message()
                        << h << "x" << w << " band " << band << " threads " << threads);
-          expect_chain_matches(x, layers, z, band, threads);
+          expect_chain_matches(x, layers, z, band, threads, banded);
         }
       }
       seed += 10;
@@ -203,10 +234,38 @@ TEST(ConvChain, DilatedAnd5x5LayersWithAResidualMatch) {
 TEST(ConvChain, LayersTheBandKernelsCannotComputeRunOneAfterTheOther) {
   const int64_t c = simd_float_lanes();
   const Tensor x = test::random_tensor<float>({1, 3, 9, 11}, 3);
-  expect_chain_matches(x, ultraface_layers(5, 7, 2 * c, false), Tensor(), 2, 2);
+  expect_chain_matches(x, ultraface_layers(5, 7, 2 * c, false), Tensor(), 2, 2, false);
   const std::vector<Layer> padded = {conv_layer("first", 3, c, 3, 2, 1, 1, 1, c, true, false, 5),
                                      conv_layer("padded", c, c, 1, 1, 1, 1, 1, c, false, false, 7)};
-  expect_chain_matches(x, padded, Tensor(), 1, 1);
+  expect_chain_matches(x, padded, Tensor(), 1, 1, false);
+}
+
+// A 1x1 conv at stride 2 (its window skips input rows: each band's rows start afresh
+// in the buffer), a stride-2 depthwise conv in the middle, and an NCHW last output with
+// a residual.
+TEST(ConvChain, StridedOneByOneAndAnNchwResidualOutputMatch) {
+  test::for_each_simd_target([&](const std::string&, int64_t c) {
+    const bool banded = band_kernels_cover(c);
+    uint32_t seed = 70;
+    for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {17, 9}, {30, 21}}) {
+      const std::vector<Layer> layers = {
+          conv_layer("conv", c + 1, c, 3, 1, 1, 1, 1, c, false, false, seed),
+          conv_layer("down", c, c + 2, 1, 2, 1, 0, 1, c, false, false, seed + 2),
+          conv_layer("dw", c + 2, c + 2, 3, 2, 1, 1, c + 2, c, false, false, seed + 4),
+          conv_layer("out", c + 2, 5, 1, 1, 1, 0, 1, c, false, true, seed + 6)};
+      const Tensor x = test::random_tensor<float>({1, 2, h, w, c}, seed + 8);
+      const Shape y = run_layers(x, layers, Tensor()).shape();
+      const Tensor z = test::random_tensor<float>(y, seed + 9);
+      for (int64_t band : {0, 1, 2}) {
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(testing::Message()
+                       << h << "x" << w << " band " << band << " threads " << threads);
+          expect_chain_matches(x, layers, z, band, threads, banded, threads == 2);
+        }
+      }
+      seed += 10;
+    }
+  });
 }
 
 TEST(ConvChain, Errors) {
