@@ -40,12 +40,6 @@ namespace {
 
 constexpr int64_t kMaxLayers = kConvChainMaxLayers;
 
-// The kernels that compute a band of rows inside a taller image (x_plane, y_plane).
-bool band_kernel(const std::string& algorithm) {
-  return algorithm == "direct-first" || algorithm == "pointwise" || algorithm == "direct" ||
-         algorithm == "depthwise";
-}
-
 // Rows [begin, end) of an image.
 struct Rows {
   int64_t begin = 0, end = 0;
@@ -212,7 +206,7 @@ class ConvChainOp final : public Op {
       l.planes = kernels::ref::fused_conv_padded_channels(l.p) / l.p.y_block;
       const kernels::ref::ConvParams& cp = l.p.conv;
       const bool intermediate = i + 1 < n;
-      if (!band_kernel(fl.algorithm) || !conv_rows_read_input(cp) || l.p.y_nhwc ||
+      if (!conv_chain_band_algorithm(fl.algorithm) || !conv_rows_read_input(cp) || l.p.y_nhwc ||
           (intermediate && l.p.y_block == 1)) {
         c.banded = false;
       }
@@ -389,6 +383,11 @@ class ConvChainOp final : public Op {
 };
 
 }  // namespace
+
+bool conv_chain_band_algorithm(const std::string& algorithm) {
+  return algorithm == "direct-first" || algorithm == "pointwise" || algorithm == "direct" ||
+         algorithm == "depthwise";
+}
 
 bool conv_rows_read_input(const kernels::ref::ConvParams& c) {
   if (c.out.h < 1) return true;

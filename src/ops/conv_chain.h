@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "kernels/reference/fused_conv.h"
 #include "tern/tensor.h"
@@ -14,6 +15,11 @@ class Op;
 
 /// Layers a chain holds at most.
 inline constexpr int64_t kConvChainMaxLayers = 16;
+
+/// Whether FusedConv algorithm `algorithm` ("direct-first", "pointwise", "direct",
+/// "depthwise", ...) runs a kernel that computes a band of rows inside a taller image
+/// (FusedConvParams::x_plane / y_plane): the layers a chain may hold.
+bool conv_chain_band_algorithm(const std::string& algorithm);
 
 /// Whether every output row of conv `c` reads at least one input row (no row lies wholly
 /// in the padding): a band of rows is then a conv of its own (ConvChain computes layers

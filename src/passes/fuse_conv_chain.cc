@@ -96,10 +96,7 @@ class FuseConvChain final : public Pass {
   static bool layer(const Program& p, int n) {
     const ir::Node& node = p.graph.nodes[n];
     if (node.domain != ops::kInternalDomain || node.op_type != "FusedConv") return false;
-    const std::string algo = string_attr(node, "algorithm", "");
-    if (algo != "direct-first" && algo != "pointwise" && algo != "direct" && algo != "depthwise") {
-      return false;
-    }
+    if (!ops::conv_chain_band_algorithm(string_attr(node, "algorithm", ""))) return false;
     if (string_attr(node, "y_layout", "NCHW") == "NHWC") return false;
     if (node.outputs.size() != 1 || node.outputs[0] < 0 || !p.types[node.outputs[0]]) return false;
     if (node.inputs.size() < 2 || node.inputs[0] < 0 || node.inputs[1] < 0) return false;
@@ -122,9 +119,8 @@ class FuseConvChain final : public Pass {
   static bool large(const Program& p, int v) {
     const ops::TensorType& t = *p.types[v];
     if (t.shape.empty() || t.shape[0] < 1) return false;
-    int64_t elements = 1;
-    for (int64_t d : t.shape) elements *= d;
-    return elements / t.shape[0] * static_cast<int64_t>(dtype_size(t.dtype)) >= kChainMinBytes;
+    return shape_numel(t.shape) / t.shape[0] * static_cast<int64_t>(dtype_size(t.dtype)) >=
+           kChainMinBytes;
   }
 
   // The ConvChain node of FusedConv nodes `chain`: X, each layer's W and B, the last
