@@ -8,7 +8,10 @@
 // type for Relu from opset 14 (Relu-14 added them; earlier Relu is float-only).
 // IsNaN and IsInf output bool. Older opsets differ only in dtypes and in the removed
 // `consumed_inputs` attribute, which is ignored.
+#include "kernels/unary/unary.h"
+
 #include <initializer_list>
+#include <type_traits>
 
 #include "kernels/reference/elementwise.h"
 #include "ops/elementwise.h"
@@ -140,8 +143,14 @@ class UnaryOp final : public Op {
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
-    auto make_kernel = [this]<typename T>() {
-      return [this](int64_t n, const T* x, int64_t sx, T* y) {
+    // Float runs of Exp, Sigmoid and Tanh go to the vector kernel; the rest, and strided
+    // runs (a broadcast input), to the reference.
+    const bool vector = kernels::f32_unary_supported(params_.kind);
+    auto make_kernel = [this, vector]<typename T>() {
+      return [this, vector](int64_t n, const T* x, int64_t sx, T* y) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (vector && sx == 1) return kernels::f32_unary(params_, n, x, y);
+        }
         kernels::ref::unary<T>(params_, n, x, sx, y);
       };
     };

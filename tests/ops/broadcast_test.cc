@@ -280,6 +280,20 @@ TEST(CopyStrided, MatchesNaiveCopy) {
       for (int64_t j = 0; j < 6; ++j) ASSERT_EQ(out_t.item_as_double({i, j}), base.item_as_double({j, i}));
     }
   }
+  // Last-axis slices of 1 to 9 floats from rows of 11: rows of every byte count the
+  // fixed-size copies take (4, 8, 12, 16, 32) and of the others.
+  for (int64_t width = 1; width <= 9; ++width) {
+    const Tensor base = small_ints({37, 11}, seed++);
+    const Tensor sl = base.slice(1, 1, 1 + width);
+    Tensor out = Tensor::zeros(DType::kFloat32, {37, width});
+    ops::copy_strided(StridedOperand::of(out), StridedOperand::of(sl), 1);
+    for (int64_t i = 0; i < 37; ++i) {
+      for (int64_t j = 0; j < width; ++j) {
+        ASSERT_EQ(out.data<float>()[i * width + j], base.data<float>()[i * 11 + 1 + j])
+            << "width " << width << " at " << i << "," << j;
+      }
+    }
+  }
   // A last-axis slice big enough for two threads' row chunks (80000 elements): the
   // threaded for_each_rows path.
   {

@@ -625,12 +625,36 @@ void copy_rows_typed(int64_t m, int64_t n, const char* x, int64_t sx, int64_t rx
   }
 }
 
+// Rows of kBytes contiguous bytes: one fixed-size move per row, which the compiler makes
+// a load and a store (a detection head's Slice and Concat copy rows of 2 floats; the
+// generic loop took 1.5 ns per row, 4 % of UltraFace slim-320).
+template <int kBytes>
+void copy_rows_fixed(int64_t m, const char* x, int64_t rx, char* y, int64_t ry) {
+  for (int64_t i = 0; i < m; ++i, x += rx, y += ry) std::memcpy(y, x, kBytes);
+}
+
 }  // namespace
 
 void copy_rows(int64_t m, int64_t n, int elem_size, const void* x, int64_t sx, int64_t rx,
                void* y, int64_t sy, int64_t ry) {
   const char* xb = static_cast<const char*>(x);
   char* yb = static_cast<char*>(y);
+  if (sx == 1 && sy == 1) {
+    switch (n * elem_size) {
+      case 4:
+        return copy_rows_fixed<4>(m, xb, rx, yb, ry);
+      case 8:
+        return copy_rows_fixed<8>(m, xb, rx, yb, ry);
+      case 12:
+        return copy_rows_fixed<12>(m, xb, rx, yb, ry);
+      case 16:
+        return copy_rows_fixed<16>(m, xb, rx, yb, ry);
+      case 32:
+        return copy_rows_fixed<32>(m, xb, rx, yb, ry);
+      default:
+        break;
+    }
+  }
   switch (elem_size) {
     case 1:
       return copy_rows_typed<uint8_t>(m, n, xb, sx, rx, yb, sy, ry);
