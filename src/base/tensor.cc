@@ -72,10 +72,10 @@ int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     TERN_CHECK(d >= 0, ShapeError, "shape {}: dims must be >= 0", shape_str(shape));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+    // The overflow flag of the multiply, not a division per dim: tensors are sized per run.
+    if (__builtin_mul_overflow(n, d, &n)) {
       TERN_THROW(ShapeError, "shape {}: element count overflows int64", shape_str(shape));
     }
-    n *= d;
   }
   return n;
 }

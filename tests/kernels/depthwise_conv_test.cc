@@ -1,8 +1,8 @@
 // The NCHWc depthwise convolution (kernels/depthwise) against the reference fused
 // convolution, on every SIMD target this machine can dispatch to: H and W over 1..33,
-// pads 0..2, strides 1 and 2, 3x3 and 5x5 (and 7x7, dilation 2), channel counts that are
-// not multiples of the block (the padded input lanes hold NaN: read, and masked to 0),
-// NCHW output, every activation, residual before/after, with and without bias.
+// pads 0..2, strides 1 and 2 (3 and 4 on a few shapes), 3x3 and 5x5 (and 7x7, dilation 2), channel
+// counts that are not multiples of the block (the padded input lanes hold NaN: read, and masked to
+// 0), NCHW output, every activation, residual before/after, with and without bias.
 #include "kernels/depthwise/depthwise_conv.h"
 
 #include <gtest/gtest.h>
@@ -76,6 +76,30 @@ TEST(DepthwiseConv, MatchesReferenceOnWideRows) {
         t.activation = Activation::kClip;
         t.residual = i % 2 == 0;
         run_depthwise(t, c, 700 + i++);
+      }
+    }
+  });
+}
+
+// Strides 3 and 4, which take the kernel's general tiles (run-time stride): borders,
+// padding, 3x3 and 5x5, rows of one to two tiles.
+TEST(DepthwiseConv, MatchesReferenceAtLargerStrides) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR") return;
+    int i = 0;
+    for (int64_t stride : {3, 4}) {
+      for (int64_t w : {1, 7, 26, 40}) {
+        NchwcConvCase t;
+        t.c_in = t.c_out = t.groups = i % 2 ? c : c + 3;
+        t.h = 3 + w % 9;
+        t.w = w;
+        t.k = i % 3 == 2 ? 5 : 3;
+        t.stride = stride;
+        t.pad = i % 3;
+        if (!t.fits()) t.k = 1;
+        t.activation = Activation::kRelu;
+        t.residual = i % 4 == 1;
+        run_depthwise(t, c, 800 + i++);
       }
     }
   });

@@ -14,6 +14,7 @@
 #include "hwy/highway.h"
 #include "kernels/depthwise/depthwise_conv.h"
 #include "kernels/reference/spatial.h"
+#include "kernels/simd/base_register.h"
 #include "kernels/simd/conv_window.h"
 #include "kernels/simd/epilogue-inl.h"
 
@@ -58,7 +59,10 @@ Tiling tiling(int64_t n) {
 }
 
 // R pixels from column ow0 of row oh of channel block cb; taps kh in [kh0, kh1).
-// kDense: stride 1, so the R pixels' offsets are compile-time constants (r * c floats).
+// kStride: the stride along the row when 1 or 2 (the models' depthwise layers), so the R
+// pixels' offsets from the tap's pointer are compile-time constants (r * kStride * c
+// floats) and every load addresses as [register + displacement] (base_register); 0 for
+// any other stride, known at run time, whose rows take the general tiles only (see Row).
 // kBorder: which pixels may be border pixels (outside k.inner), whose taps outside the
 // row are skipped: kNoBorder, kEnds (only the first and the last pixel: a branch on 2
 // of the R FMAs per tap) or kAnyBorder (a branch per FMA). Border pixels thus run in
@@ -68,7 +72,7 @@ Tiling tiling(int64_t n) {
 // 12-pixel tiles, the run-time tap loops ran 1.35x slower than the unrolled ones.
 enum Border { kNoBorder, kEnds, kAnyBorder };
 
-template <int R, bool kDense, Border kBorder, int K>
+template <int R, int kStride, Border kBorder, int K>
 HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, int64_t kh0,
                        int64_t kh1) {
   const hn::ScalableTag<float> d;
@@ -80,7 +84,7 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   const float* xc = k.x + cb * k.x_plane * c;
   const float* wc = k.w + cb * k.kh * k.kw * c;
   const int64_t col0 = ow0 * k.sw - k.pw;
-  const int64_t step = kDense ? static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * c;
+  const int64_t step = kStride > 0 ? kStride * static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * c;
   const int64_t kw = K > 0 ? K : k.kw, dw = K > 0 ? 1 : k.dw, dh = K > 0 ? 1 : k.dh;
   if constexpr (K > 0) {
     kh0 = 0;
@@ -91,11 +95,11 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   // Applies tap (i, j) to pixels [lo, hi) of the tile.
   auto tap = [&](int64_t i, int64_t j, int lo, int hi) HWY_ATTR {
     const V wv = hn::LoadU(d, wc + (i * kw + j) * c);
-    const int64_t at = at0 + ((i - kh0) * dh * k.wd + j * dw) * c;
+    const float* xt = base_register(xc + at0 + ((i - kh0) * dh * k.wd + j * dw) * c);
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
       const bool check = kBorder == kAnyBorder || (kBorder == kEnds && (r == 0 || r == R - 1));
       if (!check || (r >= lo && r < hi)) {
-        acc[0][r] = hn::MulAdd(hn::LoadU(d, xc + (at + r * step)), wv, acc[0][r]);
+        acc[0][r] = hn::MulAdd(hn::LoadU(d, xt + r * step), wv, acc[0][r]);
       }
     }
   };
@@ -139,17 +143,17 @@ constexpr int kMinSpecialized = 6;
 
 // Tile<n> for a run-time n in [1, kMaxPixels]. kAnyBorder tiles (more than one border
 // pixel on a side: 5x5 kernels, padding 2, dilation) run the run-time taps (K = 0).
-template <bool kDense, Border kBorder, int K, int R = 1>
+template <int kStride, Border kBorder, int K, int R = 1>
 HWY_INLINE void TileN(int64_t n, const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0,
                       int64_t kh0, int64_t kh1) {
   if constexpr (kBorder == kAnyBorder && K != 0) {
-    TileN<kDense, kAnyBorder, 0>(n, k, cb, oh, ow0, kh0, kh1);
+    TileN<kStride, kAnyBorder, 0>(n, k, cb, oh, ow0, kh0, kh1);
   } else if constexpr (R < kMinSpecialized && (kBorder != kAnyBorder || K != 0)) {
-    if (n < kMinSpecialized) return TileN<kDense, kAnyBorder, 0, R>(n, k, cb, oh, ow0, kh0, kh1);
-    TileN<kDense, kBorder, K, kMinSpecialized>(n, k, cb, oh, ow0, kh0, kh1);
+    if (n < kMinSpecialized) return TileN<kStride, kAnyBorder, 0, R>(n, k, cb, oh, ow0, kh0, kh1);
+    TileN<kStride, kBorder, K, kMinSpecialized>(n, k, cb, oh, ow0, kh0, kh1);
   } else if constexpr (R <= kMaxPixels) {
-    if (n == R) return Tile<R, kDense, kBorder, K>(k, cb, oh, ow0, kh0, kh1);
-    TileN<kDense, kBorder, K, R + 1>(n, k, cb, oh, ow0, kh0, kh1);
+    if (n == R) return Tile<R, kStride, kBorder, K>(k, cb, oh, ow0, kh0, kh1);
+    TileN<kStride, kBorder, K, R + 1>(n, k, cb, oh, ow0, kh0, kh1);
   }
 }
 
@@ -157,7 +161,7 @@ HWY_INLINE void TileN(int64_t n, const Depthwise& k, int64_t cb, int64_t oh, int
 // kMaxPixels, of sizes that differ by at most 1: a short last tile (4 pixels of a
 // 40-pixel row) waits on the FMA latency, 9 taps of 4 dependent FMAs, and cost about as
 // much as a full one. A tile that holds border columns takes a border variant.
-template <bool kDense, int K>
+template <int kStride, int K>
 void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1, int64_t kh0,
          int64_t kh1) {
   const Tiling t = o1 - o0 == k.full ? Tiling{k.full_tiles, k.full_base} : tiling(o1 - o0);
@@ -168,35 +172,39 @@ void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1, int
     // Border pixels of the tile on its left and on its right.
     const int64_t left = std::clamp<int64_t>(k.inner.begin - o, 0, n);
     const int64_t right = std::clamp<int64_t>(o + n - k.inner.end, 0, n);
-    if (left == 0 && right == 0) {
+    if constexpr (kStride == 0) {
+      // Strides of 3 or more (no model has one): the general tiles only, which keeps
+      // their instantiations few.
+      TileN<0, kAnyBorder, 0>(n, k, cb, oh, o, kh0, kh1);
+    } else if (left == 0 && right == 0) {
       if (n == kMaxPixels) {
-        Tile<kMaxPixels, kDense, kNoBorder, K>(k, cb, oh, o, kh0, kh1);
+        Tile<kMaxPixels, kStride, kNoBorder, K>(k, cb, oh, o, kh0, kh1);
       } else {
-        TileN<kDense, kNoBorder, K>(n, k, cb, oh, o, kh0, kh1);
+        TileN<kStride, kNoBorder, K>(n, k, cb, oh, o, kh0, kh1);
       }
     } else if (left <= 1 && right <= 1) {
-      TileN<kDense, kEnds, K>(n, k, cb, oh, o, kh0, kh1);
+      TileN<kStride, kEnds, K>(n, k, cb, oh, o, kh0, kh1);
     } else {
-      TileN<kDense, kAnyBorder, K>(n, k, cb, oh, o, kh0, kh1);
+      TileN<kStride, kAnyBorder, K>(n, k, cb, oh, o, kh0, kh1);
     }
     o += n;
   }
 }
 
-// Row<kDense, K> with K = 3 for 3x3 kernels without dilation on rows whose taps are all
+// Row<kStride, K> with K = 3 for 3x3 kernels without dilation on rows whose taps are all
 // inside the input (most rows of the models' depthwise layers), K = 0 (run-time taps)
 // otherwise.
-template <bool kDense>
+template <int kStride>
 void AnyRow(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1) {
   const int64_t top = oh * k.sh - k.ph;
   if (top >= 0 && top + (k.kh - 1) * k.dh < k.h) {
     if (k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1) {
-      return Row<kDense, 3>(k, cb, oh, o0, o1, 0, 3);
+      return Row<kStride, 3>(k, cb, oh, o0, o1, 0, 3);
     }
-    return Row<kDense, 0>(k, cb, oh, o0, o1, 0, k.kh);
+    return Row<kStride, 0>(k, cb, oh, o0, o1, 0, k.kh);
   }
   const ref::Range rows = ref::valid_range(k.kh, k.dh, top, k.h);
-  Row<kDense, 0>(k, cb, oh, o0, o1, rows.begin, std::max(rows.begin, rows.end));
+  Row<kStride, 0>(k, cb, oh, o0, o1, rows.begin, std::max(rows.begin, rows.end));
 }
 
 Depthwise resolve(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
@@ -249,9 +257,11 @@ void DepthwiseConv(const ref::FusedConvParams& p, const float* x, const float* w
   for (int64_t item = begin; item < end; ++item) {
     const int64_t o0 = seg * kSegment, o1 = std::min(k.ow, o0 + kSegment);
     if (k.sw == 1) {
-      AnyRow<true>(k, cb, oh, o0, o1);
+      AnyRow<1>(k, cb, oh, o0, o1);
+    } else if (k.sw == 2) {
+      AnyRow<2>(k, cb, oh, o0, o1);
     } else {
-      AnyRow<false>(k, cb, oh, o0, o1);
+      AnyRow<0>(k, cb, oh, o0, o1);
     }
     if (++seg == k.segments) {
       seg = 0;

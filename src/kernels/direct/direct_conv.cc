@@ -8,10 +8,11 @@
 #define HWY_TARGET_INCLUDE "kernels/direct/direct_conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
-#include "hwy/highway.h"
 #include "base/cpu.h"
+#include "hwy/highway.h"
 #include "kernels/direct/direct_conv.h"
 #include "kernels/reference/spatial.h"
+#include "kernels/simd/base_register.h"
 #include "kernels/simd/conv_window.h"
 #include "kernels/simd/epilogue-inl.h"
 #include "kernels/simd/register_tile-inl.h"
@@ -142,8 +143,9 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       const float* xc = k.x + (ic0 + icg) * k.x_cb_stride + col0 + (oh * k.sh - k.ph) * k.wd;
       const float* wc = wb + icg * w_ic_stride;
       HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
+        const float* xr = base_register(xc + i * k.wd);
         HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
-          TapStep<B, R>(d, acc, xc + i * k.wd + j, pixel_step, wc + (i * 3 + j) * c, k.w_ob_stride);
+          TapStep<B, R>(d, acc, xr + j, pixel_step, wc + (i * 3 + j) * c, k.w_ob_stride);
         }
       }
     }
