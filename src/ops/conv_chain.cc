@@ -403,6 +403,8 @@ bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs) {
 
 int64_t conv_chain_band_bytes() { return l2_cache_bytes() / 2; }
 
+int64_t conv_chain_grow_bytes() { return l2_cache_bytes(); }
+
 int64_t conv_chain_band_rows(std::span<const kernels::ref::FusedConvParams> layers,
                              int64_t band_rows, std::span<int64_t> rows) {
   const size_t n = layers.size();
