@@ -41,19 +41,22 @@ bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs);
 int64_t conv_chain_band_bytes();
 
 /// Bytes of band buffers per thread up to which the pass still grows a chain: the whole
-/// L2 cache. The op's bands (within conv_chain_band_bytes) are then lower than
-/// kConvChainMinBandRows rows, which still beats writing the next intermediate to
-/// memory and reading it back. On the Emerald Rapids Xeon (2 MiB L2), against growing
-/// only while the bands fit half of L2 (9 alternated rounds, 1 thread): RetinaFace
-/// 640 x 640 0.875, UltraFace RFB-640 0.935 (its 9.8 MB output of the first three layers
+/// L2 cache. The op's bands (the most rows within conv_chain_band_bytes, and at least 1
+/// row even past it) may then be lower than kConvChainMinBandRows rows, which still beat
+/// writing the next intermediate to memory and reading it back. On the Emerald Rapids Xeon (2 MiB
+/// L2), against growing only while the bands fit half of L2 (9 alternated rounds, 1 thread):
+/// RetinaFace 640 x 640 0.875, UltraFace RFB-640 0.935 (its 9.8 MB output of the first three layers
 /// now stays in the chain), MobileNetV2 0.965, the others 0.98 to 1.0; 2 threads 0.97 to
 /// 0.99. Spending the whole L2 on the op's bands as well made UltraFace slim-320 1.03x
 /// slower (taller bands, no longer chain).
 int64_t conv_chain_grow_bytes();
 
-/// Output rows of the last layer per band below which a chain's per-band work (a kernel
-/// call per layer, the rows kept between bands) outweighs what the bands save: the pass
-/// grows a chain only while bands of this many rows fit conv_chain_grow_bytes().
+/// Output rows of the last layer per band that must fit conv_chain_grow_bytes() for the
+/// pass to grow a chain: each layer adds its window's rows to every earlier layer's
+/// band, and past this, the per-band work (a kernel call per layer, the rows kept
+/// between bands) and the bands' spill out of L2 outweigh what the chain saves (one
+/// chain of 8 layers on UltraFace RFB-640 without this rule: 3.9 to 6.0 ms against 5.05
+/// for the layers alone).
 inline constexpr int64_t kConvChainMinBandRows = 4;
 
 /// Band buffer rows of each intermediate layer of a ConvChain over `layers` (whole-image

@@ -119,6 +119,37 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
   });
 }
 
+// Dilated 3x3 convs with pad = dilation (RFB's branches): the first and last d pixels of
+// a row skip the same taps and run as tiles of several pixels, at most a tile's width (a
+// dilation of 13 is more than AVX-512's 12 pixels per tile); stride 2, an NCHW input
+// (taps inside), 1 to 4 output blocks, widths around the border runs.
+TEST(DirectConv, DilatedBorderRuns) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    int i = 0;
+    for (int64_t dilation : {3, 5, 7, 13}) {
+      for (int64_t stride : {1, 2}) {
+        for (int64_t extra : {1, 9}) {
+          NchwcConvCase t;
+          t.k = 3;
+          t.dilation = dilation;
+          t.pad = dilation;
+          t.stride = stride;
+          t.h = 3 + i % 5;
+          t.w = 2 * dilation + extra;
+          t.x_block = i % 3 == 0;
+          t.c_in = t.x_block ? 3 : c + 2;
+          t.c_out = (1 + i % 4) * c - i % 2;
+          t.activation = Activation::kRelu;
+          t.residual = i % 2 == 1;
+          run_direct(t, c, 1000 + i);
+          ++i;
+        }
+      }
+    }
+  });
+}
+
 // x_plane and y_plane (the bands of tern.ConvChain): blocks (or NCHW planes) farther
 // apart than the image, NaN in between; the first layer (NCHW input, stride 2), a
 // pointwise conv (flattened rows), a 3x3 conv with more input channels than one cache

@@ -3,7 +3,8 @@
 // Register blocking: one tile = B output-channel blocks x R output pixels of one row,
 // B * R accumulator vectors kept in registers over every input channel and tap; the tiles
 // per ISA and their derivation are in kernels/simd/register_tile-inl.h.
-// Border pixels (whose taps reach the padding) use R = 1 with those taps skipped.
+// Border pixels (whose taps reach the padding) skip those taps, in tiles of consecutive
+// pixels that skip the same ones.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/direct/direct_conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -167,7 +168,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     // NCHWc block, or the planes of an NCHW input (whose "blocks" are single channels).
     // The pass's first (block, lane) is the same for every tap: its division stays out.
     //
-    // In this loop order, a tile of fewer than 4 accumulators (the border pixels, R = 1,
+    // In this loop order, a tile of fewer than 4 accumulators (most border pixels, R = 1,
     // and the narrowest interior tails) would chain every FMA on the one before (4 cycles
     // each on AVX-512, while loads allow one per cycle): channels then alternate between
     // kChains copies of the accumulators, summed at the end. UltraFace's heads (3x3 over
@@ -269,7 +270,8 @@ int64_t pass_channels(const Direct& k, int64_t blocks) {
 }
 
 // Pixels [o0, o1) of one output row of B blocks, for the cache pass over input channels
-// [ic, ic + step) of the group: border pixels one at a time, the interior in tiles.
+// [ic, ic + step) of the group: the interior in tiles, border pixels in runs that skip
+// the same taps.
 template <int B>
 void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_t o1, int64_t ic,
          int64_t step) {

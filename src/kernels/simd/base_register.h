@@ -7,7 +7,10 @@ namespace tern::kernels {
 /// p itself, passed through an empty asm statement the compiler cannot see through: it
 /// can no longer fold p into the address arithmetic of the loads that follow (as
 /// [base + index * scale + displacement], with p's offset from a tensor's start in the
-/// index register) and keeps p in a register of its own.
+/// index register) and keeps p in a register of its own. p may point outside its array
+/// (a border tap's column left of the row, whose pixels are not read): only the loads
+/// through it must be in bounds, as with the integer offsets it replaces (tern assumes a
+/// flat address space; UBSan's pointer-overflow check flags only wrap-around).
 ///
 /// Why: Intel cores split ("un-laminate") a vector instruction with a memory operand
 /// whose address has an index register into two micro-ops at rename, so an FMA reading

@@ -3,8 +3,9 @@
 // residual add (before or after the activation), the activation, zeroed padded lanes.
 // The paper's memory-access merging (DESIGN.md): the bias is the accumulator's initial
 // value and the activation happens here, so no separate pass over y exists. Semantics
-// are those of kernels/reference/epilogue.h; every activation but Sigmoid and SiLU is the
-// reference's float expression, those two use Highway's Exp (within 1 ULP of std::exp)
+// are those of kernels/reference/epilogue.h; every activation but Sigmoid and SiLU gives
+// the reference's float result bit for bit (Relu and Clip on x86 through max and min, the
+// others the reference's expression), those two use Highway's Exp (within 1 ULP of std::exp)
 // and differ from the reference by a few ULP (and below -88.7, where the reference's
 // exp(-v) overflows to 0, by the vector's e^v, under 1.2e-38).
 //
@@ -57,6 +58,14 @@ inline OutputTarget output_target(const ref::FusedConvParams& p, const float* z,
   return o;
 }
 
+/// Whether Highway's Max and Min are x86's max and min instructions on this target (SSE4,
+/// AVX2, AVX-512): they return their second operand when either is NaN and when both are
+/// zeros, so Max and Min with the vector second compute the reference's compares exactly
+/// (ActivateAs's Relu and Clip rely on it). The scalar and EMU128 targets return the
+/// operand that is not NaN instead, and NEON's max gives NaN.
+inline constexpr bool kX86MaxMin =
+    HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128;
+
 /// Sigmoid 1 / (1 + exp(-v)) on a vector, as exp(-|v|) (whose argument is never above 0,
 /// inside Highway's Exp range, which ends at +104): sigmoid(|v|) = 1 / (1 + t) and
 /// sigmoid(-|v|) = t / (1 + t). NaN stays NaN; -inf gives 0 and +inf 1, as the reference.
@@ -71,8 +80,9 @@ HWY_INLINE V SigmoidVector(D d, V v) {
 }
 
 /// Activation A of `e` on a vector, A known at compile time (the tile stores pick it once
-/// per tile). Each expression is the reference's, operation for operation (NaN handling
-/// included), but Sigmoid and SiLU (SigmoidVector). A must have a vector form (see
+/// per tile). Each gives the reference's result bit for bit (NaN and signed zeros
+/// included): the reference's expression, or on x86 Relu and Clip through max and min
+/// (kX86MaxMin); but Sigmoid and SiLU (SigmoidVector). A must have a vector form (see
 /// needs_scalar_activation); other kinds return v.
 template <ref::Activation A, class D, class V = hn::Vec<D>>
 HWY_INLINE V ActivateAs(D d, const ref::Epilogue& e, V v) {
@@ -82,24 +92,18 @@ HWY_INLINE V ActivateAs(D d, const ref::Epilogue& e, V v) {
   } else if constexpr (A == ref::Activation::kSilu) {
     return hn::Mul(v, SigmoidVector(d, v));
   } else if constexpr (A == ref::Activation::kRelu) {
-#if HWY_ARCH_X86
-    // x86's max returns its second operand when either is NaN and when both are zeros:
-    // max(v, 0) is exactly the reference's v > 0 ? v : 0 (NaN and -0 give +0), in one
-    // instruction instead of a compare and a blend, both on the ports the FMAs use (a
-    // pointwise tile's epilogue took 8 % of their slots that way).
-    return hn::Max(v, zero);
-#else
+    // With x86's max (kX86MaxMin): max(v, 0) is exactly the reference's v > 0 ? v : 0
+    // (NaN and -0 give +0), one instruction instead of a compare and a blend, both on the
+    // ports the FMAs use (a pointwise tile's epilogue took 8 % of their slots that way).
+    if constexpr (kX86MaxMin) return hn::Max(v, zero);
     return hn::IfThenElseZero(hn::Gt(v, zero), v);
-#endif
   } else if constexpr (A == ref::Activation::kClip) {
     const V lo = hn::Set(d, e.alpha), hi = hn::Set(d, e.beta);
-#if HWY_ARCH_X86
-    // The reference's v < lo ? lo : v, then v > hi ? hi : v, as above: NaN v passes.
-    return hn::Min(hi, hn::Max(lo, v));
-#else
+    // The reference's v < lo ? lo : v, then v > hi ? hi : v: with x86's max and min, a
+    // NaN v passes and so does a zero of the other sign than lo or hi.
+    if constexpr (kX86MaxMin) return hn::Min(hi, hn::Max(lo, v));
     v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
     return hn::IfThenElse(hn::Gt(v, hi), hi, v);
-#endif
   } else if constexpr (A == ref::Activation::kLeakyRelu) {
     return hn::IfThenElse(hn::Ge(v, zero), v, hn::Mul(hn::Set(d, e.alpha), v));
   } else if constexpr (A == ref::Activation::kHardSigmoid) {

@@ -17,7 +17,7 @@ bool f32_unary_supported(ref::UnaryKind kind);
 /// y[i] = f(x[i]) for i in [0, n), x and y contiguous (possibly the same buffer): what
 /// ref::unary<float>(p, n, x, 1, y) computes (ONNX Exp-13, Sigmoid-13, Tanh-13), with
 /// Highway's Exp and Tanh (at most 1 and 4 ULP from std::exp and std::tanh). NaN stays
-/// NaN; Exp overflows to +inf above 88.72 as std::exp. Throws InvalidArgument when
+/// NaN; Exp overflows to +inf from 88.72283936 on, as std::exp. Throws InvalidArgument when
 /// f32_unary_supported(p.kind) is false.
 void f32_unary(const ref::UnaryParams& p, int64_t n, const float* x, float* y);
 

@@ -1,0 +1,140 @@
+// The SIMD epilogue's activations (kernels/simd/epilogue-inl.h) bit for bit against the
+// reference's (ref::activate) on the values where a vector form can drift from the
+// reference's compares: NaN, both zeros, the infinities, denormals, and values equal to
+// and next to Clip's bounds. On x86, Relu and Clip run as max and min, whose operand order
+// decides NaN and signed zeros; the scalar target's Max and Min differ there. Through
+// f32_gemm (every dispatchable target, the scalar one included) and f32_direct_conv
+// (every target with a fast kernel), each value reaching the activation unchanged:
+// -0 + 1 * v (the bias -0 keeps v's zero sign).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/direct/direct_conv.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/reference/epilogue.h"
+#include "kernels/reference/gemm.h"
+#include "kernels/simd_test_util.h"
+
+namespace tern {
+namespace {
+
+using kernels::ref::Activation;
+using kernels::ref::Epilogue;
+
+std::vector<float> special_values() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {std::numeric_limits<float>::quiet_NaN(),
+                          -std::numeric_limits<float>::quiet_NaN(),
+                          inf,
+                          -inf,
+                          0.0f,
+                          -0.0f,
+                          1e-40f,
+                          -1e-40f,
+                          0.5f,
+                          -3.0f,
+                          7.0f};
+  // Clip's bounds below (-1, 2; 0, 6; -0, 6) and their neighbours.
+  for (float b : {-1.0f, 2.0f, 6.0f}) {
+    v.push_back(b);
+    v.push_back(std::nextafter(b, -inf));
+    v.push_back(std::nextafter(b, inf));
+  }
+  return v;
+}
+
+std::vector<Epilogue> epilogues() {
+  std::vector<Epilogue> out;
+  Epilogue e;
+  e.activation = Activation::kRelu;
+  out.push_back(e);
+  e.activation = Activation::kClip;
+  for (const auto& [lo, hi] : {std::pair{-1.0f, 2.0f}, {0.0f, 6.0f}, {-0.0f, 6.0f}}) {
+    e.alpha = lo;
+    e.beta = hi;
+    out.push_back(e);
+  }
+  return out;
+}
+
+bool same_bits(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  uint32_t ua, ub;
+  std::memcpy(&ua, &a, 4);
+  std::memcpy(&ub, &b, 4);
+  return ua == ub;
+}
+
+void expect_activated(const Epilogue& e, const std::vector<float>& x, const float* y,
+                      int64_t stride, const char* kernel) {
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = kernels::ref::activate(e, x[i]);
+    EXPECT_TRUE(same_bits(y[i * stride], want))
+        << kernel << ", activation " << static_cast<int>(e.activation) << " [" << e.alpha << ", "
+        << e.beta << "] of " << x[i] << ": got " << y[i * stride] << ", want " << want;
+  }
+}
+
+TEST(SimdEpilogue, GemmActivationsMatchTheReferenceBitForBit) {
+  test::for_each_simd_target([](const std::string&, int) {
+    const std::vector<float> x = special_values();
+    const int64_t n = static_cast<int64_t>(x.size());
+    kernels::ref::GemmParams p;
+    p.m = 1;
+    p.k = 1;
+    p.n = n;
+    p.lda = 1;
+    p.ldb = n;
+    p.ldy = n;
+    const float a = 1.0f, bias = -0.0f;
+    for (const Epilogue& e : epilogues()) {
+      std::vector<float> y(n, 12345.0f);
+      kernels::GemmOutput out;
+      out.e = &e;
+      out.row_bias = &bias;
+      kernels::f32_gemm(p, &a, x.data(), y.data(), out, 0, kernels::gemm_work(p).items());
+      expect_activated(e, x, y.data(), 1, "gemm");
+    }
+  });
+}
+
+TEST(SimdEpilogue, DirectConvActivationsMatchTheReferenceBitForBit) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR") return;  // no fast conv kernel there
+    const std::vector<float> x = special_values();
+    const int64_t n = static_cast<int64_t>(x.size());
+    // A pointwise conv 1 -> c channels on a 1 x n image, every weight 1, every bias -0:
+    // each output lane is the input pixel.
+    kernels::ref::FusedConvParams p;
+    p.conv.in_channels = 1;
+    p.conv.out_channels = c;
+    p.conv.groups = 1;
+    p.conv.in = {1, 1, n};
+    p.conv.out = {1, 1, n};
+    p.conv.kernel = {1, 1, 1};
+    p.conv.stride = {1, 1, 1};
+    p.conv.dilation = {1, 1, 1};
+    p.conv.pad_begin = {0, 0, 0};
+    p.x_block = p.y_block = p.w_block = c;
+    ASSERT_TRUE(kernels::direct_conv_supported(p));
+    std::vector<float> xs(n * c, 0.0f), w(c, 1.0f), bias(c, -0.0f);
+    for (int64_t i = 0; i < n; ++i) xs[i * c] = x[i];
+    for (const Epilogue& e : epilogues()) {
+      p.epilogue = e;
+      std::vector<float> y(n * c, 12345.0f);
+      kernels::f32_direct_conv(p, xs.data(), w.data(), bias.data(), nullptr, y.data(), 0,
+                               kernels::direct_conv_work(p).items());
+      for (int64_t lane = 0; lane < c; ++lane) {
+        expect_activated(e, x, y.data() + lane, c, "direct conv");
+      }
+    }
+  });
+}
+
+}  // namespace
+}  // namespace tern
