@@ -66,6 +66,20 @@ inline OutputTarget output_target(const ref::FusedConvParams& p, const float* z,
 inline constexpr bool kX86MaxMin =
     HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128;
 
+/// exp(v) on a vector, as std::exp gives it at the ends of Highway's Exp's range: +inf
+/// above the largest float whose exp is finite (88.72283172607422; ln(FLT_MAX) is
+/// 88.7228391 and the next float's exp overflows; Highway's Exp is defined up to +104
+/// only), and NaN for NaN (Highway's Exp gives 0). That largest exp is about 122 ULP
+/// below FLT_MAX, so Highway's 1-ULP error cannot overflow it. Used by kernels/unary (Exp)
+/// and kernels/softmax.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V ExpVector(D d, V v) {
+  const V big = hn::Set(d, 88.72283172607422f);
+  const V e = hn::Exp(d, hn::Min(v, big));
+  const V r = hn::IfThenElse(hn::Gt(v, big), hn::Inf(d), e);
+  return hn::IfThenElse(hn::IsNaN(v), v, r);
+}
+
 /// Sigmoid 1 / (1 + exp(-v)) on a vector, as exp(-|v|) (whose argument is never above 0,
 /// inside Highway's Exp range, which ends at +104): sigmoid(|v|) = 1 / (1 + t) and
 /// sigmoid(-|v|) = t / (1 + t). NaN stays NaN; -inf gives 0 and +inf 1, as the reference.

@@ -8,6 +8,7 @@
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "kernels/simd/epilogue-inl.h"
 #include "kernels/softmax/softmax.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,20 +23,17 @@ using V = hn::Vec<D>;
 // one pass (on the stack; 4 KiB).
 constexpr int64_t kChunk = 1024;
 
-// exp(t), and NaN where t is NaN (Highway's Exp gives 0 there, std::exp NaN).
-HWY_INLINE V ExpKeepNaN(D d, V t) { return hn::IfThenElse(hn::IsNaN(t), t, hn::Exp(d, t)); }
-
 // v[0, n) = exp(v[0, n)) in place: whole vectors, the tail through a vector-sized copy
 // (Highway's masked loads and stores may touch the whole vector on SSE4, past the end).
 void ExpInPlace(float* v, int64_t n) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(ExpKeepNaN(d, hn::LoadU(d, v + i)), d, v + i);
+  for (; i + lanes <= n; i += lanes) hn::StoreU(ExpVector(d, hn::LoadU(d, v + i)), d, v + i);
   if (i < n) {
     HWY_ALIGN float tail[hn::MaxLanes(D())] = {};
     std::copy(v + i, v + n, tail);
-    hn::Store(ExpKeepNaN(d, hn::Load(d, tail)), d, tail);
+    hn::Store(ExpVector(d, hn::Load(d, tail)), d, tail);
     std::copy(tail, tail + (n - i), v + i);
   }
 }
@@ -62,7 +60,7 @@ void LongRow(const float* x, float* y, int64_t n, bool log) {
   int64_t j = 0;
   for (; j + lanes <= n; j += lanes) {
     const V t = hn::Sub(hn::LoadU(d, x + j), vm);
-    const V e = ExpKeepNaN(d, t);
+    const V e = ExpVector(d, t);
     vsum = hn::Add(vsum, e);
     hn::StoreU(log ? t : e, d, y + j);
   }
@@ -93,7 +91,7 @@ void PairRows(const float* x, float* y, int64_t rows, bool log) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto pairs = [&](V v) {
     const V t = hn::Sub(v, hn::Max(v, hn::Reverse2(d, v)));  // NaNs: see RowMax
-    const V e = ExpKeepNaN(d, t);
+    const V e = ExpVector(d, t);
     const V sum = hn::Add(e, hn::Reverse2(d, e));
     if (log) return hn::Sub(t, hn::IfThenElse(hn::IsNaN(sum), sum, hn::Log(d, sum)));
     return hn::Div(e, sum);
@@ -173,7 +171,7 @@ void Columns(const float* x, float* y, int64_t n, int64_t inner, bool log) {
     V sum = hn::Zero(d);
     for (int64_t j = 0; j < n; ++j) {
       const V t = hn::Sub(load(x + j * inner), m);
-      const V e = ExpKeepNaN(d, t);
+      const V e = ExpVector(d, t);
       sum = hn::Add(sum, e);
       store(log ? t : e, y + j * inner);
     }

@@ -4,7 +4,6 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
 #include <algorithm>
-#include <limits>
 
 #include "base/check.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -18,18 +17,6 @@ namespace {
 
 using D = hn::ScalableTag<float>;
 using V = hn::Vec<D>;
-
-// exp(v) as std::exp gives it at the ends of Highway's range: +inf above the largest
-// float whose exp is finite (88.72283172607422; ln(FLT_MAX) = 88.7228391, and the next
-// float's exp overflows; Highway's Exp is defined up to +104 only) and NaN for NaN
-// (Highway gives 0). That largest exp is about 122 ULP below FLT_MAX, so Highway's 1-ULP
-// error cannot overflow it.
-HWY_INLINE V ExpVector(D d, V v) {
-  const V big = hn::Set(d, 88.72283172607422f);
-  const V e = hn::Exp(d, hn::Min(v, big));
-  const V r = hn::IfThenElse(hn::Gt(v, big), hn::Set(d, std::numeric_limits<float>::infinity()), e);
-  return hn::IfThenElse(hn::IsNaN(v), v, r);
-}
 
 template <ref::UnaryKind K>
 HWY_INLINE V Apply(D d, V v) {
