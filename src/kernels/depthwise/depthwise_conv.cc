@@ -1,12 +1,13 @@
 // Depthwise convolution on NCHWc; see depthwise_conv.h and README.md.
 //
-// Register blocking: a tile is R output pixels of one row and one channel block; each
-// tap loads one weight vector and R input vectors and does R independent FMAs. With
-// FMA latency 4 (AVX-512, AVX2) to 7 (Cortex-A72) and 2 FMAs per cycle, 8 or more
-// independent accumulators hide the latency: R = 12 on the 32-register targets (AVX-512,
-// NEON: 12 accumulators + 1 weight + 1 input), R = 8 on AVX2 and SSE4 (16 registers).
-// The loads (1 + 1/R per FMA) rather than the FMAs bound this kernel, as the paper notes
-// for depthwise layers; the tile shape keeps the loads streaming along the row.
+// Register blocking: a tile is R output pixels of one row and one channel block, R
+// independent accumulators. With FMA latency 4 (AVX-512, AVX2) to 7 (Cortex-A72) and 2
+// FMAs per cycle, 8 or more independent accumulators hide the latency. The 3x3 tiles
+// (sliding window, see Tile) hold R accumulators + 3 weights + 1 input: R = 16 on the
+// 32-register targets (AVX-512, NEON), R = 8 on AVX2 and SSE4 (16 registers). Their
+// loads, (R - 1) * stride + 3 inputs per kernel row for 3R FMAs, no longer bound them;
+// with one load per FMA (the general tiles), the loads do, as the paper notes for
+// depthwise layers.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/depthwise/depthwise_conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -29,7 +30,7 @@ static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector widt
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 constexpr int kMaxPixels = 8;
 #else
-constexpr int kMaxPixels = 12;
+constexpr int kMaxPixels = 16;
 #endif
 constexpr int64_t kSegment = 8 * kMaxPixels;
 
@@ -64,17 +65,18 @@ Tiling tiling(int64_t n) {
 // floats) and every load addresses as [register + displacement] (base_register); 0 for
 // any other stride, known at run time, whose rows take the general tiles only (see Row).
 // kBorder: which pixels may be border pixels (outside k.inner), whose taps outside the
-// row are skipped: kNoBorder, kEnds (only the first and the last pixel: a branch on 2
-// of the R FMAs per tap) or kAnyBorder (a branch per FMA). Border pixels thus run in
-// the row's tiles: a one-pixel tile per border pixel cost more than the pixel's FMAs.
+// row are skipped: kNoBorder, kEnds (only the first and the last pixel) or kAnyBorder
+// (a branch per FMA). Border pixels thus run in the row's tiles: a one-pixel tile per
+// border pixel cost more than the pixel's FMAs.
 // K > 0: a K x K kernel without dilation on a row whose taps are all inside the input
-// (kh0 = 0, kh1 = K): the tap loops unroll at compile time. Measured on AVX-512 with
-// 12-pixel tiles, the run-time tap loops ran 1.35x slower than the unrolled ones.
+// (kh0 = 0, kh1 = K), kStride 1 or 2, kNoBorder or kEnds: the sliding window below, with
+// its loops unrolled at compile time. K = 0: run-time tap loops, one load per FMA.
 enum Border { kNoBorder, kEnds, kAnyBorder };
 
 template <int R, int kStride, Border kBorder, int K>
 HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, int64_t kh0,
                        int64_t kh1) {
+  static_assert(K == 0 || (kStride > 0 && kBorder != kAnyBorder), "no such sliding tile");
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const int64_t c = k.c;
@@ -84,52 +86,67 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   const float* xc = k.x + cb * k.x_plane * c;
   const float* wc = k.w + cb * k.kh * k.kw * c;
   const int64_t col0 = ow0 * k.sw - k.pw;
-  const int64_t step = kStride > 0 ? kStride * static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * c;
-  const int64_t kw = K > 0 ? K : k.kw, dw = K > 0 ? 1 : k.dw, dh = K > 0 ? 1 : k.dh;
   if constexpr (K > 0) {
-    kh0 = 0;
-    kh1 = K;
-  }
-  // Offset of pixel 0's tap (kh0, 0); before the row for a left border pixel (not read).
-  const int64_t at0 = ((oh * k.sh - k.ph + kh0 * dh) * k.wd + col0) * c;
-  // Applies tap (i, j) to pixels [lo, hi) of the tile.
-  auto tap = [&](int64_t i, int64_t j, int lo, int hi) HWY_ATTR {
-    const V wv = hn::LoadU(d, wc + (i * kw + j) * c);
-    const float* xt = base_register(xc + at0 + ((i - kh0) * dh * k.wd + j * dw) * c);
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-      const bool check = kBorder == kAnyBorder || (kBorder == kEnds && (r == 0 || r == R - 1));
-      if (!check || (r >= lo && r < hi)) {
-        acc[0][r] = hn::MulAdd(hn::LoadU(d, xt + r * step), wv, acc[0][r]);
+    // Sliding window: along a kernel row, input m of the tile's span (kSpan columns from
+    // col0) is tap j of pixel (m - j) / kStride, so each input vector is loaded once, into
+    // a register, for up to K FMAs. One load per FMA (the loads folded into the FMAs)
+    // made the loads, not the FMAs, bound the tile: in f32_depthwise_conv on AVX-512
+    // (Emerald Rapids) the 3x3 stride-1 layers of UltraFace and RetinaFace took 1.05 to
+    // 1.2x as long. Inputs outside the row (a border pixel's padded taps) are skipped,
+    // and with them exactly the FMAs of those taps: only the first K and the last K
+    // inputs can be outside, since every pixel but the first and the last is inside.
+    constexpr int kSpan = (R - 1) * kStride + K;
+    constexpr int64_t kC = static_cast<int64_t>(hn::MaxLanes(d));
+    const float* x0 = xc + ((oh * k.sh - k.ph) * k.wd + col0) * kC;
+    HWY_UNROLL(16) for (int i = 0; i < K; ++i) {
+      V wv[K];
+      HWY_UNROLL(16) for (int j = 0; j < K; ++j) wv[j] = hn::LoadU(d, wc + (i * K + j) * kC);
+      // Row i's input m; before the row where col0 < 0 (not read).
+      const float* xr = base_register(x0 + i * k.wd * kC);
+      HWY_UNROLL(64) for (int m = 0; m < kSpan; ++m) {
+        if constexpr (kBorder == kEnds) {
+          if ((m < K && col0 + m < 0) || (m >= kSpan - K && col0 + m >= k.wd)) continue;
+        }
+        V xv = hn::LoadU(d, xr + m * kC);
+#if HWY_ARCH_X86
+        // An opaque copy: GCC would fold the load back into each of the FMAs below.
+        asm("" : "+v"(xv));
+#endif
+        HWY_UNROLL(16) for (int j = 0; j < K; ++j) {
+          if (m >= j && (m - j) % kStride == 0 && (m - j) / kStride < R) {
+            acc[0][(m - j) / kStride] = hn::MulAdd(xv, wv[j], acc[0][(m - j) / kStride]);
+          }
+        }
       }
     }
-  };
-  // Pixels [lo, hi) of the tile whose tap column j lands inside the row.
-  auto column = [&](int64_t j, int& lo, int& hi) {
-    lo = 0;
-    hi = R;
-    if constexpr (kBorder == kEnds) {
-      // Only pixels 0 and R - 1 may be outside: two compares, not valid_range's two
-      // divisions per column, which made these tiles 1.3x an interior one.
-      const int64_t first = col0 + j * dw, last = first + (R - 1) * k.sw;
-      lo = first < 0 ? 1 : 0;
-      hi = last >= k.wd ? R - 1 : R;
-    } else if constexpr (kBorder != kNoBorder) {
-      const ref::Range v = ref::valid_range(R, k.sw, col0 + j * dw, k.wd);
-      lo = static_cast<int>(v.begin);
-      hi = static_cast<int>(std::max(v.begin, v.end));
-    }
-  };
-  if constexpr (K > 0) {
-    int lo[K], hi[K];
-    HWY_UNROLL(16) for (int j = 0; j < K; ++j) column(j, lo[j], hi[j]);
-    HWY_UNROLL(16) for (int i = 0; i < K; ++i) {
-      HWY_UNROLL(16) for (int j = 0; j < K; ++j) tap(i, j, lo[j], hi[j]);
-    }
   } else {
-    for (int64_t j = 0; j < kw; ++j) {
-      int lo, hi;
-      column(j, lo, hi);
-      for (int64_t i = kh0; i < kh1; ++i) tap(i, j, lo, hi);
+    const int64_t step = kStride > 0 ? kStride * static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * c;
+    // Offset of pixel 0's tap (kh0, 0); before the row for a left border pixel (not read).
+    const int64_t at0 = ((oh * k.sh - k.ph + kh0 * k.dh) * k.wd + col0) * c;
+    for (int64_t j = 0; j < k.kw; ++j) {
+      // Pixels [lo, hi) of the tile whose tap column j lands inside the row.
+      int lo = 0, hi = R;
+      if constexpr (kBorder == kEnds) {
+        // Only pixels 0 and R - 1 may be outside: two compares, not valid_range's two
+        // divisions per column, which made these tiles 1.3x an interior one.
+        const int64_t first = col0 + j * k.dw, last = first + (R - 1) * k.sw;
+        lo = first < 0 ? 1 : 0;
+        hi = last >= k.wd ? R - 1 : R;
+      } else if constexpr (kBorder == kAnyBorder) {
+        const ref::Range v = ref::valid_range(R, k.sw, col0 + j * k.dw, k.wd);
+        lo = static_cast<int>(v.begin);
+        hi = static_cast<int>(std::max(v.begin, v.end));
+      }
+      for (int64_t i = kh0; i < kh1; ++i) {
+        const V wv = hn::LoadU(d, wc + (i * k.kw + j) * c);
+        const float* xt = base_register(xc + at0 + ((i - kh0) * k.dh * k.wd + j * k.dw) * c);
+        HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+          const bool check = kBorder == kAnyBorder || (kBorder == kEnds && (r == 0 || r == R - 1));
+          if (!check || (r >= lo && r < hi)) {
+            acc[0][r] = hn::MulAdd(hn::LoadU(d, xt + r * step), wv, acc[0][r]);
+          }
+        }
+      }
     }
   }
   StoreBlocks(d, k.out, cb, oh * k.ow + ow0, acc);
@@ -250,6 +267,12 @@ WorkGrid DepthwiseWork(const ref::FusedConvParams& p) {
 
 void DepthwiseConv(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
                    const float* z, float* y, int64_t begin, int64_t end) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: depthwise_conv_supported is false here, and the tiles are not compiled for this
+  // target (they were half of this file's build time).
+  (void)p, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)begin, (void)end;
+  HWY_ABORT("f32_depthwise_conv: no SIMD target (block 1)");
+#else
   const Depthwise k = resolve(p, x, w, bias, z, y);
   // Work item -> (channel block, row, segment) once, then an odometer: no divisions per row.
   int64_t cb = begin / (k.oh * k.segments);
@@ -271,6 +294,7 @@ void DepthwiseConv(const ref::FusedConvParams& p, const float* x, const float* w
       }
     }
   }
+#endif  // HWY_TARGET == HWY_SCALAR
 }
 
 }  // namespace tern::kernels::HWY_NAMESPACE

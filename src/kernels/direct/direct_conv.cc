@@ -261,7 +261,7 @@ HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_
 // the pointwise layers of RetinaFace, SqueezeNet and UltraFace took 5 to 25 % longer in
 // conv_bench. An NCHW output (the heads) takes one pass: its partial sums have no vector
 // layout to wait in.
-int64_t pass_channels(const Direct& k, int64_t blocks) {
+[[maybe_unused]] int64_t pass_channels(const Direct& k, int64_t blocks) {  // not on HWY_SCALAR
   if (k.out.y_block == 1) return k.cg;
   const int64_t per_channel = blocks * k.kh * k.kw * k.c * int64_t{sizeof(float)};
   int64_t n = std::max<int64_t>(1, k.pass_budget / per_channel);
@@ -418,6 +418,12 @@ WorkGrid DirectWork(const ref::FusedConvParams& p) {
 
 void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
                 const float* z, float* y, int64_t begin, int64_t end) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: direct_conv_supported is false here, and the tiles are not compiled for this
+  // target (they were half of this file's build time).
+  (void)p, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)begin, (void)end;
+  HWY_ABORT("f32_direct_conv: no SIMD target (block 1)");
+#else
   // The caller checked direct_conv_supported on this target; a plan whose block is not
   // this target's vector width would read and write past its buffers.
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
@@ -453,6 +459,7 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
     }
     item += u1 - u0;
   }
+#endif  // HWY_TARGET == HWY_SCALAR
 }
 
 }  // namespace tern::kernels::HWY_NAMESPACE
