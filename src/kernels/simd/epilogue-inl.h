@@ -25,6 +25,7 @@
 #include "hwy/highway.h"
 #include "kernels/reference/epilogue.h"
 #include "kernels/reference/fused_conv.h"
+#include "kernels/simd/base_register.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tern::kernels::HWY_NAMESPACE {
@@ -256,7 +257,11 @@ enum class Residual { kNone, kBefore, kAfter };
 
 /// StoreBlocksAs for residual mode Z, with o's fields passed as values: Highway's vector
 /// stores may alias anything, so GCC would reload every field of o and *o.e (and test
-/// the residual flag again) after each store.
+/// the residual flag again) after each store. Each block's R vectors are stored (and z
+/// read) at displacements from one base_register pointer: left to itself, GCC computed
+/// every vector's address into a register of its own, spilling some to the stack (about
+/// 80 scalar instructions per 2 x 12 tile); the pointwise harness took 0.94 to 0.96 of
+/// the time on 2-block layers, UltraFace and FD-1MB 0.96 of theirs (`tern bench -t 1`).
 template <ref::Activation A, Residual Z, int B, int R, class D, class V = hn::Vec<D>>
 HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
                                 const float* const z, const int64_t plane, const int64_t channels,
@@ -273,8 +278,10 @@ HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
   };
   HWY_UNROLL(16) for (int b = 0; b < B - 1; ++b) {
     const int64_t off = ((ob0 + b) * plane + pix0) * c;
+    float* yb = base_register(y + off);
+    const float* zb = Z == Residual::kNone ? nullptr : base_register(z + off);
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-      hn::StoreU(finish(acc[b][r], z + off + r * c), d, y + off + r * c);
+      hn::StoreU(finish(acc[b][r], zb + r * c), d, yb + r * c);
     }
   }
   // Lanes of the last block that hold channels: all of them but in a layer whose M is
@@ -282,15 +289,16 @@ HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
   // blend on every vector of the last block took FMA port slots in every tile.
   const int64_t valid = channels - (ob0 + B - 1) * c;
   const int64_t off = ((ob0 + B - 1) * plane + pix0) * c;
+  float* yb = base_register(y + off);
+  const float* zb = Z == Residual::kNone ? nullptr : base_register(z + off);
   if (HWY_LIKELY(valid >= c)) {
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-      hn::StoreU(finish(acc[B - 1][r], z + off + r * c), d, y + off + r * c);
+      hn::StoreU(finish(acc[B - 1][r], zb + r * c), d, yb + r * c);
     }
   } else {
     const auto mask = hn::FirstN(d, static_cast<size_t>(valid));
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-      hn::StoreU(hn::IfThenElseZero(mask, finish(acc[B - 1][r], z + off + r * c)), d,
-                 y + off + r * c);
+      hn::StoreU(hn::IfThenElseZero(mask, finish(acc[B - 1][r], zb + r * c)), d, yb + r * c);
     }
   }
 }
