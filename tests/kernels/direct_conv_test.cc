@@ -84,16 +84,20 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
     struct Shape {
       int64_t c_in, c_out, h, w, k, stride, pad, x_plain;
     };
-    // The last: two cache passes (3x3 over 32 channels at 16 lanes) over 48 row segments,
+    // The pointwise layers run PointwiseTile where their input channels are one cache
+    // pass (32 -> 64, 48 -> 24, 128 -> 256 at 16 lanes) and TileImpl's passes where they
+    // are not (200 -> 72: two passes for a chunk of 4 blocks, one for the fifth block,
+    // with a partial input block), in the same sums. The second last: two cache passes (3x3
+    // over 32 channels at 16 lanes) over 48 row segments,
     // whose partial sums (24 KiB each: 96 pixels, 4 blocks) outgrow the kernel's 256 KiB
     // within each of the three pieces, so the passes start again for its later rows (on
     // AVX-512; with 8 or 4 lanes the groups are larger than a piece, and the shapes above
     // give those targets their several passes).
     const Shape shapes[] = {
-        {3, 8, 31, 29, 3, 2, 1, 1},    {3, 32, 17, 23, 3, 1, 1, 1},  {64, 64, 13, 11, 3, 1, 1, 0},
-        {32, 64, 9, 27, 1, 1, 0, 0},   {128, 256, 5, 7, 1, 1, 0, 0}, {16, 24, 21, 19, 3, 2, 1, 0},
-        {64, 128, 10, 10, 3, 1, 1, 0}, {24, 40, 3, 200, 3, 1, 1, 0}, {48, 24, 2, 211, 1, 1, 0, 0},
-        {3, 16, 5, 230, 3, 2, 1, 1},   {32, 64, 24, 120, 3, 1, 1, 0}};
+        {3, 8, 31, 29, 3, 2, 1, 1},    {3, 32, 17, 23, 3, 1, 1, 1},   {64, 64, 13, 11, 3, 1, 1, 0},
+        {32, 64, 9, 27, 1, 1, 0, 0},   {128, 256, 5, 7, 1, 1, 0, 0},  {16, 24, 21, 19, 3, 2, 1, 0},
+        {64, 128, 10, 10, 3, 1, 1, 0}, {24, 40, 3, 200, 3, 1, 1, 0},  {48, 24, 2, 211, 1, 1, 0, 0},
+        {3, 16, 5, 230, 3, 2, 1, 1},   {32, 64, 24, 120, 3, 1, 1, 0}, {200, 72, 7, 9, 1, 1, 0, 0}};
     int i = 0;
     for (const Shape& s : shapes) {
       NchwcConvCase t;
