@@ -86,11 +86,11 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
     };
     // The pointwise layers run PointwiseTile where their input channels are one cache
     // pass (32 -> 64, 48 -> 24, 128 -> 256 at 16 lanes) and TileImpl's passes where they
-    // are not (200 -> 72: two passes for a chunk of 4 blocks, one for the fifth block,
-    // with a partial input block), in the same sums. The second last: two cache passes (3x3
-    // over 32 channels at 16 lanes) over 48 row segments,
-    // whose partial sums (24 KiB each: 96 pixels, 4 blocks) outgrow the kernel's 256 KiB
-    // within each of the three pieces, so the passes start again for its later rows (on
+    // are not (200 -> 72 on AVX-512 with a 48 KiB L1: two passes for a chunk of 4 blocks,
+    // one for the fifth block, with a partial input block). The second last: two cache
+    // passes (3x3 over 32 channels at 16 lanes) over 48 row segments, whose partial sums
+    // (24 KiB each: 96 pixels, 4 blocks) outgrow the kernel's 256 KiB within each of the
+    // three pieces, so the passes start again for its later rows (on
     // AVX-512; with 8 or 4 lanes the groups are larger than a piece, and the shapes above
     // give those targets their several passes).
     const Shape shapes[] = {

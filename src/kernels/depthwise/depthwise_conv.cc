@@ -108,9 +108,9 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
           if ((m < K && col0 + m < 0) || (m >= kSpan - K && col0 + m >= k.wd)) continue;
         }
         V xv = hn::LoadU(d, xr + m * kC);
-#if HWY_ARCH_X86
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
         // An opaque copy: GCC would fold the load back into each of the FMAs below.
-        asm("" : "+v"(xv));
+        asm("" : "+v"(xv.raw));
 #endif
         HWY_UNROLL(16) for (int j = 0; j < K; ++j) {
           if (m >= j && (m - j) % kStride == 0 && (m - j) / kStride < R) {
@@ -175,9 +175,9 @@ HWY_INLINE void TileN(int64_t n, const Depthwise& k, int64_t cb, int64_t oh, int
 }
 
 // Pixels [o0, o1) of output row oh of channel block cb, in the fewest tiles of at most
-// kMaxPixels, of sizes that differ by at most 1: a short last tile (4 pixels of a
-// 40-pixel row) waits on the FMA latency, 9 taps of 4 dependent FMAs, and cost about as
-// much as a full one. A tile that holds border columns takes a border variant.
+// kMaxPixels, of sizes that differ by at most 1: a short last tile (8 pixels of a
+// 40-pixel row after two of 16) waits on the FMA latency, 9 taps of dependent FMAs, and
+// costs about as much as a full one. A tile that holds border columns takes a border variant.
 template <int kStride, int K>
 void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1, int64_t kh0,
          int64_t kh1) {

@@ -25,9 +25,10 @@ WorkGrid depthwise_conv_work(const ref::FusedConvParams& p);
 /// x: [ceil(C/c), H, W, c]; w: packed [ceil(C/c), 1, kH, kW, c]; bias: [C] or nullptr;
 /// z and y: [ceil(C/c), oH, oW, c] or [C, oH, oW]. Channels are the vector lanes, so
 /// every tap is one vector FMA: acc[pixel] += x[pixel + tap] * w[tap]. Nine-patch: taps in
-/// the top or bottom padding are skipped for the whole row, the interior columns run R
-/// pixels at once (R accumulators in registers, initialised with the bias), the border
-/// pixels one at a time with their padded taps skipped. x's padded lanes may be read;
+/// the top or bottom padding are skipped for the whole row, the row runs R pixels at
+/// once (R accumulators in registers, initialised with the bias; 3x3 tiles load each
+/// input vector of a kernel row once, a sliding window), and the border pixels, in the
+/// row's first and last tiles, skip their padded taps. x's padded lanes may be read;
 /// the lanes they reach are written as 0. Requires depthwise_conv_supported(p).
 void f32_depthwise_conv(const ref::FusedConvParams& p, const float* x, const float* w,
                         const float* bias, const float* z, float* y, int64_t begin, int64_t end);

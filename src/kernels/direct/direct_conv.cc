@@ -108,8 +108,9 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   // alternated runs).
   V acc[B][R];
   if (sp.first) {
-    // From -0, the bias added after the pass's FMAs: the arithmetic of PointwiseTile,
-    // so that a pixel's result does not depend on which tile computes it.
+    // From -0, the bias added after the pass's FMAs, as in PointwiseTile: a pointwise
+    // row's tail tiles then add in the same order as its full tiles, and the results do
+    // not depend on the thread count, which moves the segments' ends.
     const V neg_zero = hn::Set(d, -0.0f);
     HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
       HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = neg_zero;

@@ -38,10 +38,11 @@ WorkGrid direct_conv_work(const ref::FusedConvParams& p);
 /// [M, oH, oW]; padded output lanes written 0, padded input lanes never read).
 /// Nine-patch: the taps of a row that fall in the top or bottom padding are skipped for
 /// the whole row; the interior columns run a register tile of B output blocks x R pixels;
-/// the left and right border pixels run the same code one pixel at a time with the taps
-/// on the padding skipped. Input channels go in L1-sized passes: the first starts the
-/// accumulators from the bias, later ones from the partial sums stored in y, and the last
-/// applies the epilogue in registers before its store. Requires direct_conv_supported(p).
+/// the left and right border pixels run the same code, in runs of pixels that skip the
+/// same taps on the padding. Input channels go in L1-sized passes: the first starts the
+/// accumulators from -0 and adds the bias after its FMAs, later ones start from the
+/// partial sums stored in y, and the last applies the epilogue in registers before its
+/// store. Requires direct_conv_supported(p).
 void f32_direct_conv(const ref::FusedConvParams& p, const float* x, const float* w,
                      const float* bias, const float* z, float* y, int64_t begin, int64_t end);
 

@@ -1,8 +1,10 @@
 // The fused epilogue on SIMD vectors (Highway, per target): what the NCHWc conv kernels
 // do with a finished accumulator vector, still in a register, before the one store to y:
 // residual add (before or after the activation), the activation, zeroed padded lanes.
-// The paper's memory-access merging (DESIGN.md): the bias is the accumulator's initial
-// value and the activation happens here, so no separate pass over y exists. Semantics
+// The paper's memory-access merging (DESIGN.md): the bias is added to the accumulators in
+// registers (their initial value in the depthwise kernel, added after the first cache
+// pass in the direct kernel) and the activation happens here, so no separate pass over y
+// exists. Semantics
 // are those of kernels/reference/epilogue.h; every activation but Sigmoid and SiLU gives
 // the reference's float result bit for bit (Relu and Clip on x86 through max and min, the
 // others the reference's expression), those two use Highway's Exp (within 1 ULP of std::exp)
@@ -267,22 +269,26 @@ HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
                                 const float* const z, const int64_t plane, const int64_t channels,
                                 int64_t ob0, int64_t pix0, V (&acc)[B][R]) {
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
-  const auto finish = [&](V v, const float* zp) HWY_ATTR {
+  // Vector r of a block whose residual starts at zb (not read without a residual, when
+  // z may be null).
+  const auto finish = [&](V v, const float* zb, int r) HWY_ATTR {
     if constexpr (Z == Residual::kBefore) {
-      return ActivateAs<A>(d, e, hn::Add(v, hn::LoadU(d, zp)));
+      return ActivateAs<A>(d, e, hn::Add(v, hn::LoadU(d, zb + r * c)));
     } else if constexpr (Z == Residual::kAfter) {
-      return hn::Add(ActivateAs<A>(d, e, v), hn::LoadU(d, zp));
+      return hn::Add(ActivateAs<A>(d, e, v), hn::LoadU(d, zb + r * c));
     } else {
       return ActivateAs<A>(d, e, v);
     }
   };
+  const auto residual_at = [&](int64_t off) -> const float* {
+    if constexpr (Z == Residual::kNone) return nullptr;
+    return base_register(z + off);
+  };
   HWY_UNROLL(16) for (int b = 0; b < B - 1; ++b) {
     const int64_t off = ((ob0 + b) * plane + pix0) * c;
     float* yb = base_register(y + off);
-    const float* zb = Z == Residual::kNone ? nullptr : base_register(z + off);
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-      hn::StoreU(finish(acc[b][r], zb + r * c), d, yb + r * c);
-    }
+    const float* zb = residual_at(off);
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) hn::StoreU(finish(acc[b][r], zb, r), d, yb + r * c);
   }
   // Lanes of the last block that hold channels: all of them but in a layer whose M is
   // not a multiple of c, where the rest are written as 0. The branch is per tile: a
@@ -290,15 +296,15 @@ HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
   const int64_t valid = channels - (ob0 + B - 1) * c;
   const int64_t off = ((ob0 + B - 1) * plane + pix0) * c;
   float* yb = base_register(y + off);
-  const float* zb = Z == Residual::kNone ? nullptr : base_register(z + off);
+  const float* zb = residual_at(off);
   if (HWY_LIKELY(valid >= c)) {
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-      hn::StoreU(finish(acc[B - 1][r], zb + r * c), d, yb + r * c);
+      hn::StoreU(finish(acc[B - 1][r], zb, r), d, yb + r * c);
     }
   } else {
     const auto mask = hn::FirstN(d, static_cast<size_t>(valid));
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-      hn::StoreU(hn::IfThenElseZero(mask, finish(acc[B - 1][r], zb + r * c)), d, yb + r * c);
+      hn::StoreU(hn::IfThenElseZero(mask, finish(acc[B - 1][r], zb, r)), d, yb + r * c);
     }
   }
 }
@@ -398,7 +404,7 @@ HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix
 }
 
 /// The bias of output channel block `ob` as a vector: bias[ob * c + l], 0 past M or
-/// without a bias (the accumulator's initial value: "bias on the first pass").
+/// without a bias (added to the accumulators in registers: "bias on the first pass").
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V LoadBias(D d, const float* bias, int64_t channels, int64_t ob) {
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
