@@ -85,6 +85,28 @@ HWY_INLINE void TapStep(D d, V (&acc)[B][R], const float* xs, int64_t pixel_step
   }
 }
 
+// The start of a first cache pass's sums: -0, the identity of float addition (+0 would
+// turn a sum of -0 into +0). The bias comes after the pass's FMAs (AddBias): with the
+// bias as the starting value, each tile's first FMAs waited on its loads. Every tile
+// adds in this order, so a pixel's sum does not depend on the tile that computes it (the
+// thread count moves the segments' ends, and with them the tail tiles' pixels).
+template <int B, int R, class D, class V>
+HWY_INLINE void StartSums(D d, V (&acc)[B][R]) {
+  const V neg_zero = hn::Set(d, -0.0f);
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = neg_zero;
+  }
+}
+
+// acc += the bias of output blocks ob0 .. ob0 + B - 1.
+template <int B, int R, class D, class V>
+HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+    const V bias = LoadBias(d, k.bias, k.out.channels, ob0 + b);
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::Add(acc[b][r], bias);
+  }
+}
+
 // B output blocks from ob0 (all in group g) x R pixels from column ow0 of row oh.
 // kStep: the floats between the R pixels' inputs when known at compile time (0: run
 // time, r * stride * x_block). Known offsets take no registers, so such tiles reach
@@ -108,13 +130,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   // alternated runs).
   V acc[B][R];
   if (sp.first) {
-    // From -0, the bias added after the pass's FMAs, as in PointwiseTile: a pointwise
-    // row's tail tiles then add in the same order as its full tiles, and the results do
-    // not depend on the thread count, which moves the segments' ends.
-    const V neg_zero = hn::Set(d, -0.0f);
-    HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
-      HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = neg_zero;
-    }
+    StartSums(d, acc);
   } else {
     HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
       const float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
@@ -177,11 +193,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     // conv_bench.
     constexpr int kChains = B * R >= 4 ? 1 : (4 + B * R - 1) / (B * R);
     V part[kChains][B][R];
-    HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) {
-      HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
-        HWY_UNROLL(16) for (int r = 0; r < R; ++r) part[q][b][r] = hn::Set(d, -0.0f);
-      }
-    }
+    HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) StartSums(d, part[q]);
     const int64_t x_step = k.xb == 1 ? k.x_cb_stride : 1;
     const int64_t cb0 = sp.x_block0, lane0 = sp.x_lane0;
     for (int64_t i = sp.kh0; i < sp.kh1; ++i) {
@@ -219,12 +231,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       }
     }
   }
-  if (sp.first) {
-    HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
-      const V bias = LoadBias(d, k.bias, k.out.channels, ob0 + b);
-      HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::Add(acc[b][r], bias);
-    }
-  }
+  if (sp.first) AddBias(d, k, ob0, acc);
   if (sp.last) {
     StoreBlocks(d, k.out, ob0, pix0, acc);
     return;
@@ -236,25 +243,19 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
 }
 
 // A pointwise tile (1x1, stride 1, no padding, NCHWc input) whose input channels are
-// one cache pass (sp.first and sp.last: the layers with up to 128 input channels for 4
-// output blocks, 512 for 1): B blocks x R pixels from pixel pix0 of the flattened image,
-// the channel loop over whole input blocks with a compile-time trip count. The
-// accumulators start from -0 and the bias is added after the FMAs (one Add per vector):
-// with the bias as the starting value, the first FMAs of every tile waited on its loads.
-// In f32_direct_conv (2 x 12 tiles, 16 and 32 input channels) this tile took 0.90 and
-// 0.93 of TileImpl's time; UltraFace, RetinaFace and MobileNetV2 0.97 to 0.99 of theirs.
+// one cache pass (sp.first and sp.last: on a 48 KiB L1, the layers with up to 128 input
+// channels for 4 output blocks, 512 for 1): B blocks x R pixels from pixel pix0 of the
+// flattened image, the channel loop over whole input blocks with a compile-time trip
+// count, the sums started and the bias added as in TileImpl (StartSums, AddBias). In
+// f32_direct_conv (2 x 12 tiles, 16 and 32 input channels) this tile took 0.90 and 0.93
+// of TileImpl's time; UltraFace, RetinaFace and MobileNetV2 0.97 to 0.99 of theirs.
 template <int B, int R>
 HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   constexpr int64_t c = kLanes;
-  // -0, the identity of IEEE addition (+0 would turn a sum of -0 into +0): the result is
-  // the sum of the products plus the bias, as in the reference but for the rounding.
-  const V neg_zero = hn::Set(d, -0.0f);
   V acc[B][R];
-  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = neg_zero;
-  }
+  StartSums(d, acc);
   const float* x = k.x + pix0 * c;
   const float* w = k.w + ob0 * k.w_ob_stride;  // packed [ob][ic][c]
   const int64_t whole = k.cg / c;
@@ -268,10 +269,7 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   for (int64_t l = 0; l < k.cg - whole * c; ++l) {
     TapStep<B, R>(d, acc, xs + l, c, ws + l * c, k.w_ob_stride);
   }
-  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
-    const V bias = LoadBias(d, k.bias, k.out.channels, ob0 + b);
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::Add(acc[b][r], bias);
-  }
+  AddBias(d, k, ob0, acc);
   StoreBlocks(d, k.out, ob0, pix0, acc);
 }
 

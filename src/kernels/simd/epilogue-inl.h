@@ -4,12 +4,12 @@
 // The paper's memory-access merging (DESIGN.md): the bias is added to the accumulators in
 // registers (their initial value in the depthwise kernel, added after the first cache
 // pass in the direct kernel) and the activation happens here, so no separate pass over y
-// exists. Semantics
-// are those of kernels/reference/epilogue.h; every activation but Sigmoid and SiLU gives
-// the reference's float result bit for bit (Relu and Clip on x86 through max and min, the
-// others the reference's expression), those two use Highway's Exp (within 1 ULP of std::exp)
-// and differ from the reference by a few ULP (and below -88.7, where the reference's
-// exp(-v) overflows to 0, by the vector's e^v, under 1.2e-38).
+// exists. Semantics are those of kernels/reference/epilogue.h; every activation but
+// Sigmoid and SiLU gives the reference's float result bit for bit (Relu and Clip on x86
+// through max and min, the others the reference's expression), those two use Highway's
+// Exp (within 1 ULP of std::exp) and differ from the reference by a few ULP (and below
+// -88.7, where the reference's exp(-v) overflows to 0, by the vector's e^v, under
+// 1.2e-38).
 //
 // Per-target header: include it after hwy/highway.h inside a foreach_target translation
 // unit (the include guard toggles with HWY_TARGET_TOGGLE, as Highway's -inl.h headers do).
