@@ -17,6 +17,7 @@ const Pass& fold_batch_norm_pass();
 const Pass& merge_sibling_convs_pass();
 const Pass& fuse_epilogue_pass();
 const Pass& assign_layout_pass();
+const Pass& flush_subnormal_weights_pass();
 const Pass& pack_weights_pass();
 const Pass& select_algorithm_pass();
 const Pass& fuse_transpose_pass();
@@ -37,6 +38,8 @@ const Pass& plan_memory_pass();
 //   after it (Conv+BN+ReLU -> one FusedConv, the paper's first optimisation);
 // - sibling Convs merge after the folding (which makes their weights final) and before
 //   the fusions, which would make them FusedConvs the merge does not match;
+// - subnormal weights are zeroed on the final weights (after the folding and the merge),
+//   before pack-weights copies them into the kernels' layouts;
 // - the layout is assigned on the fused graph (fewer nodes to convert), and weights are
 //   packed for the layout each kernel then runs in; each conv's kernel is chosen on the
 //   final layouts and packed weights (select-algorithm);
@@ -47,12 +50,12 @@ const Pass& plan_memory_pass();
 // - memory decisions come last, on the final list of nodes.
 const std::vector<const Pass*>& all_passes() {
   static const std::vector<const Pass*> passes = {
-      &fold_constants_pass(),       &eliminate_identity_pass(), &eliminate_dead_pass(),
-      &lower_conv_transpose_pass(), &fuse_hard_swish_pass(),    &fold_batch_norm_pass(),
-      &merge_sibling_convs_pass(),  &fuse_epilogue_pass(),      &assign_layout_pass(),
-      &pack_weights_pass(),         &select_algorithm_pass(),   &fuse_transpose_pass(),
-      &fuse_conv_chain_pass(),      &in_place_pass(),           &concat_slices_pass(),
-      &plan_memory_pass(),
+      &fold_constants_pass(),          &eliminate_identity_pass(), &eliminate_dead_pass(),
+      &lower_conv_transpose_pass(),    &fuse_hard_swish_pass(),    &fold_batch_norm_pass(),
+      &merge_sibling_convs_pass(),     &fuse_epilogue_pass(),      &assign_layout_pass(),
+      &flush_subnormal_weights_pass(), &pack_weights_pass(),       &select_algorithm_pass(),
+      &fuse_transpose_pass(),          &fuse_conv_chain_pass(),    &in_place_pass(),
+      &concat_slices_pass(),           &plan_memory_pass(),
   };
   return passes;
 }
