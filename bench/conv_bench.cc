@@ -13,13 +13,20 @@
 // --per-layer`). The convs a plan runs as a ConvChain (fuse-conv-chain) are benchmarked
 // one by one as above, and each chain as a whole ("chain/...").
 //
+// At the end it prints the FMA-peak target of issue 5: of the 1x1 convolutions with at
+// least 32 input channels and the 3x3 ones with at least 64 (one group, each layer's
+// planned kernel: not the direct twins nor the chains), how many reach 70 % of the peak
+// (roof%, the median of the repetitions when there are several), and which do not.
+//
 //   build/release/bench/conv_bench [--threads N] [--benchmark_filter=pointwise] ...
 // $TERN_MODELS_DIR overrides ../shared/models.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +47,84 @@ struct Layer {
 
 int g_threads = 1;
 double g_peak_gflops = 0;
+
+// The classes of the FMA-peak target: "1x1" (>= 32 input channels) and "3x3" (>= 64).
+constexpr double kTargetRoof = 70.0;
+struct TargetLayer {
+  std::string kind;  // "1x1" or "3x3"
+  int64_t c = 0, m = 0;
+};
+std::map<std::string, TargetLayer> g_target_layers;  // by benchmark name
+
+// The class of FusedConv `node` (w: its weights' shape) in the target, or "" when it has
+// none: 1x1 with >= 32 input channels, 3x3 with >= 64, one group; *c and *m: its input and
+// output channels.
+std::string target_kind(const ir::Node& node, const Shape& w, int64_t* c, int64_t* m) {
+  const std::string layout = attr_str(node, "weight_layout");
+  const std::string group = attr_str(node, "group");
+  if (!group.empty() && group != "1") return "";
+  if (w.size() < 4) return "";
+  *c = layout == "OHWI" ? w[3] : layout == "winograd" ? w[2] : w[1];
+  // Packed and winograd weights pad M to whole blocks: the attribute has it.
+  const std::string out = attr_str(node, "out_channels");
+  *m = out.empty() ? w[0] : std::stoll(out);
+  const std::string k = attr_str(node, "kernel_shape");
+  if (k == "1x1" && *c >= 32) return "1x1";
+  if (k == "3x3" && *c >= 64) return "3x3";
+  return "";
+}
+
+// The console table (this reporter replaces --benchmark_format's; --benchmark_out still
+// writes JSON or CSV), and each benchmark's roof% kept for the target summary: the median
+// aggregate when there are repetitions, else the run itself.
+class TargetReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      const std::string name = r.run_name.function_name;
+      auto it = r.counters.find("roof%");
+      if (it == r.counters.end() || r.error_occurred) continue;
+      if (r.run_type == Run::RT_Aggregate) {
+        if (r.aggregate_name != "median") continue;
+        with_median_.insert(name);
+      } else if (with_median_.count(name)) {
+        continue;
+      }
+      roof_[name] = it->second.value;
+    }
+  }
+  const std::map<std::string, double>& roof() const { return roof_; }
+
+ private:
+  std::map<std::string, double> roof_;
+  std::set<std::string> with_median_;
+};
+
+// Prints the target's count per class and the layers below it.
+void print_target(const std::map<std::string, double>& roof) {
+  fmt::print(
+      "\nFMA-peak target: layers at >= {:.0f} % of {:.1f} GFLOP/s (1x1 with >= 32 input "
+      "channels, 3x3 with >= 64; one group; the planned kernels)\n",
+      kTargetRoof, g_peak_gflops);
+  for (const char* kind : {"1x1", "3x3"}) {
+    std::vector<std::pair<double, std::string>> v;
+    for (const auto& [name, t] : g_target_layers) {
+      auto it = roof.find(name);
+      if (t.kind == kind && it != roof.end()) v.emplace_back(it->second, name);
+    }
+    std::sort(v.begin(), v.end());
+    const auto met =
+        std::count_if(v.begin(), v.end(), [](const auto& e) { return e.first >= kTargetRoof; });
+    const double median = v.empty() ? 0.0 : v[v.size() / 2].first;
+    fmt::print("  {}: {} of {} (median {:.1f} %)\n", kind, met, v.size(), median);
+    for (const auto& [r, name] : v) {
+      if (r >= kTargetRoof) break;
+      const TargetLayer& t = g_target_layers.at(name);
+      fmt::print("    {:5.1f} %  {} -> {}  {}\n", r, t.c, t.m, name);
+    }
+  }
+}
 
 void run_layer(benchmark::State& state, const Layer& layer) {
   run_node_loop(state, *layer.program, layer.node, g_threads);
@@ -73,9 +158,14 @@ int register_layers(const std::string& dir) {
       if (seen[key]) continue;
       seen[key] = true;
       const int64_t macs = p->ops[n]->macs(in_types, out_types);
+      int64_t c = 0, m_out = 0;
+      const std::string kind = target_kind(node, in_types[1].shape, &c, &m_out);
       auto add = [&](const std::string& algorithm, const Layer& layer) {
         const std::string name = fmt::format("{}/{}@{}x{}:{}", algorithm, m.file, m.shape[2],
                                              m.shape[3], node.name);
+        if (!kind.empty() && algorithm == attr_str(node, "algorithm")) {
+          g_target_layers[name] = {kind, c, m_out};
+        }
         benchmark::RegisterBenchmark(name.c_str(),
                                      [layer](benchmark::State& s) { run_layer(s, layer); })
             ->Unit(benchmark::kMicrosecond)
@@ -119,7 +209,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "no models found in {} (set TERN_MODELS_DIR)\n", setup.models_dir);
     return 1;
   }
-  benchmark::RunSpecifiedBenchmarks();
+  TargetReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  print_target(reporter.roof());
   benchmark::Shutdown();
   return 0;
 }
