@@ -2,8 +2,8 @@
 // window ([H, W, c] with kernel [kH, kW, 1]), on every SIMD target this machine can
 // dispatch to: H over 1..33 with W varying, kernels 1..3 (and a whole-plane global pool),
 // strides 1 and 2, pads 0..2 with larger end pads (ceil_mode), dilation 2, both
-// count_include_pad settings, several planes, NaN inputs. The kernel visits the taps in
-// the reference's order, so the results must be equal bit for bit.
+// count_include_pad settings, several planes, NaN inputs, ties of -0 and +0. The kernel
+// visits the taps in the reference's order, so the results must be equal bit for bit.
 #include "kernels/pool/nchwc_pool.h"
 
 #include <gtest/gtest.h>
@@ -69,6 +69,13 @@ void check_pool(const PoolCase& t, int64_t c, uint32_t seed) {
   for (float& v : x) v = u(rng);
   // A NaN now and then: max must skip it as std::max does; average propagates it.
   for (size_t i = seed % 97; i < x.size(); i += 211) x[i] = std::numeric_limits<float>::quiet_NaN();
+  // Every other seed: no positive value and a third of them zeros of either sign, so that
+  // most max windows tie between -0 and +0 (the reference keeps the first).
+  if (seed % 2 == 0) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = i % 3 == 0 ? (i / 3 % 2 == 0 ? -0.0f : 0.0f) : -std::fabs(x[i]);
+    }
+  }
   const int64_t items = kernels::nchwc_pool_work(p, t.planes).items();
   ASSERT_EQ(items, t.planes * p.out.d);
   for (PoolKind kind : {PoolKind::kMax, PoolKind::kAverage}) {
