@@ -74,13 +74,18 @@ std::string target_kind(const ir::Node& node, const Shape& w, int64_t* c, int64_
   return "";
 }
 
-// The console table (this reporter replaces --benchmark_format's; --benchmark_out still
-// writes JSON or CSV), and each benchmark's roof% kept for the target summary: the median
-// aggregate when there are repetitions, else the run itself.
-class TargetReporter : public benchmark::ConsoleReporter {
+// Google Benchmark's display reporter (--benchmark_format, --benchmark_color and
+// --benchmark_counters_tabular as usual), and each benchmark's roof% kept for the target
+// summary: the median aggregate when there are repetitions, else the run itself.
+class TargetReporter : public benchmark::BenchmarkReporter {
  public:
+  bool ReportContext(const Context& context) override {
+    display_->SetOutputStream(&GetOutputStream());
+    display_->SetErrorStream(&GetErrorStream());
+    return display_->ReportContext(context);
+  }
   void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
+    display_->ReportRuns(runs);
     for (const Run& r : runs) {
       const std::string name = r.run_name.function_name;
       auto it = r.counters.find("roof%");
@@ -94,15 +99,21 @@ class TargetReporter : public benchmark::ConsoleReporter {
       roof_[name] = it->second.value;
     }
   }
+  void Finalize() override { display_->Finalize(); }
   const std::map<std::string, double>& roof() const { return roof_; }
 
  private:
+  benchmark::BenchmarkReporter* display_ = benchmark::CreateDefaultDisplayReporter();  // static
   std::map<std::string, double> roof_;
   std::set<std::string> with_median_;
 };
 
-// Prints the target's count per class and the layers below it.
+// Prints the target's count per class and the layers below it (nothing when no layer of
+// the target ran: a filter, --benchmark_list_tests).
 void print_target(const std::map<std::string, double>& roof) {
+  const bool any = std::any_of(g_target_layers.begin(), g_target_layers.end(),
+                               [&](const auto& e) { return roof.count(e.first) > 0; });
+  if (!any) return;
   fmt::print(
       "\nFMA-peak target: layers at >= {:.0f} % of {:.1f} GFLOP/s (1x1 with >= 32 input "
       "channels, 3x3 with >= 64; one group; the planned kernels)\n",
@@ -116,7 +127,8 @@ void print_target(const std::map<std::string, double>& roof) {
     std::sort(v.begin(), v.end());
     const auto met =
         std::count_if(v.begin(), v.end(), [](const auto& e) { return e.first >= kTargetRoof; });
-    const double median = v.empty() ? 0.0 : v[v.size() / 2].first;
+    if (v.empty()) continue;
+    const double median = v[v.size() / 2].first;
     fmt::print("  {}: {} of {} (median {:.1f} %)\n", kind, met, v.size(), median);
     for (const auto& [r, name] : v) {
       if (r >= kTargetRoof) break;

@@ -92,12 +92,16 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
     // (24 KiB each: 96 pixels, 4 blocks) outgrow the kernel's 256 KiB within each of the
     // three pieces, so the passes start again for its later rows (on
     // AVX-512; with 8 or 4 lanes the groups are larger than a piece, and the shapes above
-    // give those targets their several passes).
+    // give those targets their several passes). 1 -> 24, 3 -> 16 and 6 -> 40 pointwise
+    // from NCHWc: fewer input channels than a block (PointwiseTile's first channel starts
+    // the sums, but a single one, and the rest are the partial block's; with 4 lanes, 6
+    // is a block and 2 more).
     const Shape shapes[] = {
         {3, 8, 31, 29, 3, 2, 1, 1},    {3, 32, 17, 23, 3, 1, 1, 1},   {64, 64, 13, 11, 3, 1, 1, 0},
         {32, 64, 9, 27, 1, 1, 0, 0},   {128, 256, 5, 7, 1, 1, 0, 0},  {16, 24, 21, 19, 3, 2, 1, 0},
         {64, 128, 10, 10, 3, 1, 1, 0}, {24, 40, 3, 200, 3, 1, 1, 0},  {48, 24, 2, 211, 1, 1, 0, 0},
-        {3, 16, 5, 230, 3, 2, 1, 1},   {32, 64, 24, 120, 3, 1, 1, 0}, {200, 72, 7, 9, 1, 1, 0, 0}};
+        {3, 16, 5, 230, 3, 2, 1, 1},   {32, 64, 24, 120, 3, 1, 1, 0}, {200, 72, 7, 9, 1, 1, 0, 0},
+        {1, 24, 2, 37, 1, 1, 0, 0},    {3, 16, 4, 29, 1, 1, 0, 0},    {6, 40, 3, 31, 1, 1, 0, 0}};
     int i = 0;
     for (const Shape& s : shapes) {
       NchwcConvCase t;

@@ -142,8 +142,28 @@ TEST(NchwcPool, MatchesReferenceOnModelShapes) {
         {.planes = 4, .h = 112, .w = 112, .kh = 3, .kw = 3, .stride = 2, .pad = 1, .pad_end = 1},
         {.planes = 63, .h = 13, .w = 13, .kh = 13, .kw = 13},
         {.planes = 5, .h = 7, .w = 7, .kh = 7, .kw = 7},
-        {.planes = 3, .h = 9, .w = 9, .kh = 3, .kw = 3, .pad = 1, .pad_end = 1,
+        {.planes = 3,
+         .h = 9,
+         .w = 9,
+         .kh = 3,
+         .kw = 3,
+         .pad = 1,
+         .pad_end = 1,
          .include_pad = true},
+        // One output pixel per plane (the planes go 8, 4, 2 and 1 at a time) with windows
+        // that reach into the padding, dilated, counting the padding or not.
+        {.planes = 11, .h = 2, .w = 2, .kh = 3, .kw = 3, .stride = 2, .pad = 1, .pad_end = 1},
+        {.planes = 11,
+         .h = 3,
+         .w = 2,
+         .kh = 3,
+         .kw = 3,
+         .stride = 3,
+         .pad = 1,
+         .pad_end = 1,
+         .include_pad = true},
+        {.planes = 13, .h = 3, .w = 3, .kh = 2, .kw = 2, .stride = 3, .dilation = 2, .pad = 1},
+        {.planes = 9, .h = 5, .w = 5, .kh = 2, .kw = 2, .stride = 4},
     };
     uint32_t seed = 900;
     for (const PoolCase& t : cases) check_pool(t, c, seed++);

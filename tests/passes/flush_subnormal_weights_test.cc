@@ -66,24 +66,23 @@ void expect_flushed(const Tensor& before, const Tensor& after) {
   EXPECT_GT(subnormal, 0) << "the test's weights hold no subnormal";
 }
 
-// x [1, 6, 5, 5] -> Conv(w [4, 6, 3, 3], b, pads 1) -> c; c + w2 -> y, where the Add reads
-// a constant that the Conv's bias also is (so it is shared with an op that must keep it).
+// x [1, 6, 5, 4] -> Conv(w [4, 6, 3, 3], b, pads 1) -> c [1, 4, 5, 4]; c + b -> y: the Add
+// reads the Conv's bias too (broadcast along W), and must keep its subnormals.
 ModelBuilder conv_model() {
   ModelBuilder m;
-  m.input("x", {1, 6, 5, 5});
+  m.input("x", {1, 6, 5, 4});
   m.output("y");
   m.initializer("w", {4, 6, 3, 3}, awkward_weights(4 * 6 * 9, 1));
   m.initializer("b", {4}, {1e-39f, 0.25f, -3e-41f, FLT_MIN});
   auto* conv = m.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
   set_ints(conv, "pads", {1, 1, 1, 1});
-  m.initializer("b4", {4, 1, 1}, {1e-39f, 0.25f, -3e-41f, FLT_MIN});
-  m.node("Add", {"c", "b4"}, {"y"}, "add");
+  m.node("Add", {"c", "b"}, {"y"}, "add");
   return m;
 }
 
 TEST(FlushSubnormalWeights, ConvWeightsAndBiasAreFlushedAndTheOriginalsKept) {
   const ModelBuilder m = conv_model();
-  const std::vector<ops::TensorType> types = {{DType::kFloat32, {1, 6, 5, 5}}};
+  const std::vector<ops::TensorType> types = {{DType::kFloat32, {1, 6, 5, 4}}};
   const passes::Program off = compile(m, types, passes::pass_names());
   const passes::Program on = compile(m, types, kOnlyFlush);
   for (size_t slot : {1u, 2u}) {
@@ -96,11 +95,11 @@ TEST(FlushSubnormalWeights, ConvWeightsAndBiasAreFlushedAndTheOriginalsKept) {
     EXPECT_TRUE(first != 0.0f && std::fabs(first) < FLT_MIN) << slot;
     EXPECT_EQ(bits(first), bits(off.known[before].to_float_vector()[0])) << slot;
   }
-  // The Add does not multiply: it keeps its subnormal constant.
+  // The Add does not multiply: it keeps reading the original bias, subnormals and all.
   const int add_b = input_of(on, "add", 1);
-  EXPECT_EQ(add_b, input_of(off, "add", 1));
+  EXPECT_EQ(add_b, input_of(off, "conv", 2));
   EXPECT_EQ(bits(on.known[add_b].to_float_vector()[0]), bits(1e-39f));
-  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 6, 5, 5}, 3)}};
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 6, 5, 4}, 3)}};
   expect_pass_keeps_results(m, feeds, "flush-subnormal-weights", 1e-6);
 }
 
@@ -160,6 +159,52 @@ TEST(FlushSubnormalWeights, ASharedWeightIsFlushedOnce) {
   EXPECT_EQ(input_of(p, "conv_b", 1), after);
   EXPECT_EQ(p.graph.values.size(), values + 1);
   expect_flushed(p.known[before], p.known[after]);
+}
+
+// With every pass on, the fused ops (FusedConv from Conv + Relu, FusedGemm from Gemm +
+// Relu, FusedMatMul from MatMul + Add) and the packed copies of their weights hold no
+// subnormal: the pass runs on the fused nodes, before pack-weights.
+TEST(FlushSubnormalWeights, FusedAndPackedWeightsHoldNoSubnormal) {
+  ModelBuilder m;
+  m.input("x", {1, 8, 6, 6});
+  m.input("a", {3, 8});
+  m.output("y");
+  m.output("z");
+  m.initializer("w", {16, 8, 1, 1}, awkward_weights(16 * 8, 9));
+  m.initializer("b", {16}, awkward_weights(16, 10));
+  m.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  m.node("Relu", {"c"}, {"y"}, "relu");
+  m.initializer("bt", {5, 8}, awkward_weights(40, 11));
+  m.initializer("gc", {5}, awkward_weights(5, 12));
+  auto* gemm = m.node("Gemm", {"a", "bt", "gc"}, {"g"}, "gemm");
+  set_int(gemm, "transB", 1);
+  m.node("Relu", {"g"}, {"gr"}, "gemm_relu");
+  m.initializer("k", {5, 6}, awkward_weights(30, 13));
+  m.initializer("kb", {6}, awkward_weights(6, 14));
+  m.node("MatMul", {"gr", "k"}, {"mm"}, "matmul");
+  m.node("Add", {"mm", "kb"}, {"z"}, "matmul_bias");
+  const passes::Program p =
+      compile(m, {{DType::kFloat32, {1, 8, 6, 6}}, {DType::kFloat32, {3, 8}}});
+  int fused = 0;
+  for (const ir::Node& n : p.graph.nodes) {
+    if (n.domain.empty()) continue;
+    if (n.op_type != "FusedConv" && n.op_type != "FusedGemm" && n.op_type != "FusedMatMul") {
+      continue;
+    }
+    ++fused;
+    for (int v : n.inputs) {
+      if (v < 0 || !p.known[v].defined() || p.known[v].dtype() != DType::kFloat32) continue;
+      if (!p.graph.values[v].is_constant()) continue;
+      for (float x : p.known[v].to_float_vector()) {
+        EXPECT_FALSE(x != 0.0f && std::fabs(x) < FLT_MIN)
+            << n.op_type << " " << n.name << " reads a subnormal in " << p.graph.values[v].name;
+      }
+    }
+  }
+  EXPECT_EQ(fused, 3);
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 8, 6, 6}, 15)},
+                                          {"a", random_tensor({3, 8}, 16)}};
+  expect_pass_keeps_results(m, feeds, "flush-subnormal-weights", 1e-6);
 }
 
 }  // namespace

@@ -250,9 +250,11 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
 // one cache pass (sp.first and sp.last: on a 48 KiB L1, the layers with up to 128 input
 // channels for 4 output blocks, 512 for 1): B blocks x R pixels from pixel pix0 of the
 // flattened image, the channel loop over whole input blocks with a compile-time trip
-// count, the sums started and the bias added as in TileImpl (StartSums, AddBias). In
-// f32_direct_conv (2 x 12 tiles, 16 and 32 input channels) this tile took 0.90 and 0.93
-// of TileImpl's time; UltraFace, RetinaFace and MobileNetV2 0.97 to 0.99 of theirs.
+// count. Its sums add in TileImpl's order, bit for bit (a row's tail tiles are
+// TileImpl's): input channel 0's products start them (the FMAs into StartSums' -0), the
+// bias comes after the FMAs (AddBias). In f32_direct_conv (2 x 12 tiles, 16 and 32 input
+// channels) this tile took 0.90 and 0.93 of TileImpl's time; UltraFace, RetinaFace and
+// MobileNetV2 0.97 to 0.99 of theirs.
 template <int B, int R>
 HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
@@ -262,11 +264,20 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const float* x = k.x + pix0 * c;
   const float* w = k.w + ob0 * k.w_ob_stride;  // packed [ob][ic][c]
   const int64_t whole = k.cg / c;
-  // Input channel 0's products start the sums (TapStep's kFirst): with the 24 moves of
-  // StartSums' -0 instead, a standalone 2 x 12 loop took 1.07 times as long.
-  TapStep<B, R, true>(d, acc, x, c, w, k.w_ob_stride);
-  if (whole > 0) {
-    for (int l = 1; l < c; ++l) TapStep<B, R>(d, acc, x + l, c, w + l * c, k.w_ob_stride);
+  int64_t tail0 = 0;  // the partial block's first channel to compute
+  if (k.cg == 1) {
+    // One channel: its products would meet the bias add directly, which GCC may contract
+    // into one FMA (-ffp-contract=fast), rounded once where TileImpl rounds twice.
+    StartSums(d, acc);
+  } else {
+    // Input channel 0's products start the sums (TapStep's kFirst): with the 24 moves of
+    // StartSums' -0 instead, a standalone 2 x 12 loop took 1.07 times as long.
+    TapStep<B, R, true>(d, acc, x, c, w, k.w_ob_stride);
+    if (whole > 0) {
+      for (int l = 1; l < c; ++l) TapStep<B, R>(d, acc, x + l, c, w + l * c, k.w_ob_stride);
+    } else {
+      tail0 = 1;
+    }
   }
   for (int64_t cb = 1; cb < whole; ++cb) {
     const float* xs = x + cb * k.x_cb_stride;
@@ -275,7 +286,7 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   }
   const float* xs = x + whole * k.x_cb_stride;
   const float* ws = w + whole * c * c;
-  for (int64_t l = whole > 0 ? 0 : 1; l < k.cg - whole * c; ++l) {
+  for (int64_t l = tail0; l < k.cg - whole * c; ++l) {
     TapStep<B, R>(d, acc, xs + l, c, ws + l * c, k.w_ob_stride);
   }
   AddBias(d, k, ob0, acc);

@@ -4,7 +4,7 @@
 // padding is never read and no padded copy exists) are vector loads folded into one
 // accumulator in the reference's order. The folds of one window form a chain, so windows
 // go 8 at a time with their chains interleaved (Windows): the interior pixels of a row,
-// or the planes of a global pool.
+// or the planes of a pool with one output pixel per plane (a global pool).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/pool/nchwc_pool.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -43,7 +43,7 @@ HWY_INLINE V Fold(V acc, V v) {
 // P windows of the same shape, window q's tap (0, 0) at xr0 + q * x_step (rows [rows.begin,
 // rows.end) and columns [cols.begin, cols.end) of it inside the input), their results
 // at y + q * y_step: consecutive pixels of a row whose windows lie inside the input
-// along W, or one pixel of P planes (a global pool). Each window's taps fold in the
+// along W, or the one output pixel of P planes (a global pool). Each window's taps fold in the
 // reference's order; the P chains interleave, so the fold's latency (4 cycles a tap on
 // AVX-512) no longer bounds the pool. One window at a time, SqueezeNet's 3x3 max pools
 // ran at 18 to 22 GB/s from L2 and a global average pool at one tap per 4 cycles.
@@ -137,8 +137,8 @@ void Row(const ref::PoolParams& p, const float* xp, float* yp, int64_t od) {
   for (; ow < p.out.h; ++ow) Pixel<kKind>(p, xp, yr, row0, rows, count_d, ow);
 }
 
-// Planes [begin, end) of a global pool (one output pixel per plane; x0: plane 0's tap
-// (0, 0)), kWindows at a time, the rest 4, 2 and 1 at a time.
+// Planes [begin, end) of a pool with one output pixel per plane (x0: plane 0's tap (0,
+// 0)), kWindows at a time, the rest 4, 2 and 1 at a time.
 template <PoolKind kKind, int P = kWindows>
 void GlobalPools(const ref::PoolParams& p, const float* x0, float* y, ref::Range rows,
                  ref::Range cols, float divisor, int64_t begin, int64_t end) {
@@ -163,8 +163,8 @@ void NchwcPool(const ref::PoolParams& p, PoolKind kind, const float* x, float* y
   HWY_ASSERT(NchwcPoolSupported(p));
   const int64_t in_plane = p.in.size(), out_plane = p.out.size();
   if (p.out.d == 1 && p.out.h == 1) {
-    // One output pixel per plane (a global pool), whose items are its planes: kWindows
-    // planes at a time.
+    // One output pixel per plane (a global pool, or a window as large as the input),
+    // whose items are its planes: kWindows planes at a time.
     const ref::Range rows = ref::valid_range(p.kernel.d, p.dilation.d, -p.pad_begin.d, p.in.d);
     const ref::Range cols = ref::valid_range(p.kernel.h, p.dilation.h, -p.pad_begin.h, p.in.h);
     const float divisor =
