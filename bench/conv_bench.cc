@@ -124,10 +124,10 @@ void print_target(const std::map<std::string, double>& roof) {
       auto it = roof.find(name);
       if (t.kind == kind && it != roof.end()) v.emplace_back(it->second, name);
     }
+    if (v.empty()) continue;
     std::sort(v.begin(), v.end());
     const auto met =
         std::count_if(v.begin(), v.end(), [](const auto& e) { return e.first >= kTargetRoof; });
-    if (v.empty()) continue;
     const double median = v[v.size() / 2].first;
     fmt::print("  {}: {} of {} (median {:.1f} %)\n", kind, met, v.size(), median);
     for (const auto& [r, name] : v) {

@@ -76,31 +76,21 @@ HWY_INLINE void Windows(const ref::PoolParams& p, const float* xr0, int64_t x_st
 }
 
 // Output pixel ow of row od (window rows [rows.begin, rows.end) from input row row0, with
-// count_d of them counted), its taps inside the input only (valid_range per dim).
+// count_d of them counted) alone: Windows for one window, its columns inside the input
+// only (valid_range) and its own divisor.
 template <PoolKind kKind>
 HWY_INLINE void Pixel(const ref::PoolParams& p, const float* xp, float* yr, int64_t row0,
                       ref::Range rows, int64_t count_d, int64_t ow) {
-  const hn::ScalableTag<float> d;
-  using V = hn::Vec<decltype(d)>;
-  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t c = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   const int64_t col0 = ow * p.stride.h - p.pad_begin.h;
   const ref::Range cols = ref::valid_range(p.kernel.h, p.dilation.h, col0, p.in.h);
-  V acc =
-      kKind == PoolKind::kMax ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
-  for (int64_t i = rows.begin; i < rows.end; ++i) {
-    const float* xr = xp + ((row0 + i * p.dilation.d) * p.in.h + col0) * c;
-    for (int64_t j = cols.begin; j < cols.end; ++j) {
-      acc = Fold<kKind, decltype(d)>(acc, hn::LoadU(d, xr + j * p.dilation.h * c));
-    }
-  }
-  if constexpr (kKind == PoolKind::kAverage) {
-    const int64_t count =
-        count_d * ref::pool_window_count(ow, p.in.h, p.kernel.h, p.stride.h, p.dilation.h,
-                                         p.pad_begin.h, p.pad_end.h, p.count_include_pad);
-    // An empty window (pads >= kernel) stays 0 rather than NaN, as in the reference.
-    if (count > 0) acc = hn::Div(acc, hn::Set(d, static_cast<float>(count)));
-  }
-  hn::StoreU(acc, d, yr + ow * c);
+  const int64_t count =
+      kKind == PoolKind::kMax
+          ? 0
+          : count_d * ref::pool_window_count(ow, p.in.h, p.kernel.h, p.stride.h, p.dilation.h,
+                                             p.pad_begin.h, p.pad_end.h, p.count_include_pad);
+  Windows<kKind, 1>(p, xp + (row0 * p.in.h + col0) * c, 0, rows, cols, static_cast<float>(count),
+                    yr + ow * c, 0);
 }
 
 // Windows that interleave their chains (Windows).
