@@ -52,6 +52,7 @@ struct Direct : ConvWindow {
   int64_t chunks_per_group;
   int64_t segment;      // output pixels per work item at most
   int64_t segments;     // pieces of an output row, one work item each
+  int64_t seg_origin;   // the first interior column: segments s >= 1 start at origin + s * segment
   int64_t xb;           // x block: 1 (NCHW) or c
   int64_t x_cb_stride;  // floats between x's channel blocks (channel planes when xb = 1)
   int64_t w_ob_stride;  // floats between the packed weights of two output blocks
@@ -159,16 +160,30 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     // A 3x3 window without dilation whose taps are all inside (the interior of the first
     // layers) unrolls its taps at compile time: with the run-time tap loops, a 12-pixel
     // tile of UltraFace's first layer took 1.2x as long on a 24 x 320 input in L2.
+    //
+    // A short tile there (the tail of a row: 3 pixels of UltraFace's first layer, 2 of
+    // RetinaFace's) sums each tap row into its own copy of the accumulators (kRowChains),
+    // added at the end: in one chain, its 27 FMAs per pixel waited on each other's
+    // latency, and the 3-pixel tail took two thirds of a 12-pixel tile's time (now 0.4).
     const bool full3x3 = k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1 && sp.kh0 == 0 &&
                          sp.kh1 == 3 && sp.kw0 == 0 && sp.kw1 == 3;
+    constexpr int kRowChains = B * R >= 8 ? 1 : B * R <= 4 ? 3 : 2;
+    V rows[kRowChains][B][R];
+    HWY_UNROLL(3) for (int q = 1; q < kRowChains; ++q) StartSums(d, rows[q]);
     for (int64_t icg = sp.ic_begin; full3x3 && icg < sp.ic_end; ++icg) {
       const float* xc = k.x + (ic0 + icg) * k.x_cb_stride + col0 + (oh * k.sh - k.ph) * k.wd;
       const float* wc = wb + icg * w_ic_stride;
       HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
         const float* xr = base_register(xc + i * k.wd);
         HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
-          TapStep<B, R>(d, acc, xr + j, pixel_step, wc + (i * 3 + j) * c, k.w_ob_stride);
+          TapStep<B, R>(d, i % kRowChains == 0 ? acc : rows[i % kRowChains], xr + j, pixel_step,
+                        wc + (i * 3 + j) * c, k.w_ob_stride);
         }
+      }
+    }
+    HWY_UNROLL(3) for (int q = 1; q < kRowChains; ++q) {
+      HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+        HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::Add(acc[b][r], rows[q][b][r]);
       }
     }
     for (int64_t icg = sp.ic_begin; !full3x3 && icg < sp.ic_end; ++icg) {
@@ -218,6 +233,13 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
               HWY_UNROLL(16) for (int q = 0; q < kChains; ++q, xs += x_step, ws += w_ic_stride) {
                 TapStep<B, R>(d, q == 0 ? acc : part[q], xs, pixel_step, ws, k.w_ob_stride);
               }
+            }
+            // The rest of the run, one channel per copy: a first layer's border pixel
+            // (3 channels per tap) would otherwise chain all its FMAs.
+            HWY_UNROLL(16) for (int q = 0; q < kChains - 1; ++q) {
+              if (l == n) break;
+              TapStep<B, R>(d, q == 0 ? acc : part[q], xs, pixel_step, ws, k.w_ob_stride);
+              ++l, xs += x_step, ws += w_ic_stride;
             }
           }
           for (; l < n; ++l, xs += x_step, ws += w_ic_stride) {
@@ -453,13 +475,23 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   // split by rows, read half its input from the other thread's caches: RetinaFace 640's
   // stage3.1 depthwise (20x20, 256 channels) took 0.048 to 0.059 ms at 2 threads against
   // 0.021 to 0.027 at 1 (the two vCPUs on different core complexes).
+  //
+  // Segments are counted from the row's first interior column (seg_origin): segment 0 also
+  // holds the left border pixels, so that every segment's interior is whole tiles but the
+  // row's last. Counted from column 0, a first layer's row (160 pixels, one border pixel)
+  // ended its first segment 95 pixels into the interior, in tiles of 6 and 5 after the 12s:
+  // three tail tiles per row instead of one, 13 % of UltraFace's first layer's time (perf,
+  // f32_direct_conv on 24 x 320) against 4 % now; the layer took 0.92 of its time.
+  k.seg_origin = std::clamp<int64_t>(
+      ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw).begin, 0, k.ow - 1);
+  const int64_t span = k.ow - k.seg_origin;
   k.segment = kSegment;
-  if (k.oh * ((k.ow + kSegment - 1) / kSegment) < kDirectMinSpatialUnits) {
+  if (k.oh * ((span + kSegment - 1) / kSegment) < kDirectMinSpatialUnits) {
     constexpr int64_t kTile = kTileMaxPixels<1>;
     const int64_t per_row = (kDirectMinSpatialUnits + k.oh - 1) / k.oh;
-    k.segment = std::clamp<int64_t>(k.ow / per_row / kTile * kTile, kTile, kSegment);
+    k.segment = std::clamp<int64_t>(span / per_row / kTile * kTile, kTile, kSegment);
   }
-  k.segments = (k.ow + k.segment - 1) / k.segment;
+  k.segments = (span + k.segment - 1) / k.segment;
   k.xb = p.x_block;
   k.x_cb_stride = p.x_block * (p.x_plane > 0 ? p.x_plane : cp.in.h * cp.in.w);
   k.w_ob_stride = k.cg * k.kh * k.kw * k.c;
@@ -522,8 +554,9 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
       for (int64_t ic = 0; ic < k.cg; ic += step) {
         for (int64_t u = ga; u < gb; ++u) {
           const int64_t oh = u / k.segments, seg = u % k.segments;
-          RowN(blocks, k, ob0, g, oh, seg * k.segment, std::min(k.ow, (seg + 1) * k.segment), ic,
-               step);
+          const int64_t o0 = seg == 0 ? 0 : k.seg_origin + seg * k.segment;
+          const int64_t o1 = std::min(k.ow, k.seg_origin + (seg + 1) * k.segment);
+          RowN(blocks, k, ob0, g, oh, o0, o1, ic, step);
         }
       }
     }
