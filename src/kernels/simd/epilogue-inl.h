@@ -233,6 +233,20 @@ HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix,
 /// An NCHW y without a residual (the detection heads) is
 /// written row-wise: the vectors are activated, and each channel's R pixels stored
 /// together, instead of c scattered scalar stores per pixel.
+/// The epilogue of `e` with activation A on a finished vector v (bias included) of an
+/// NCHWc block with `valid` channels: the residual (at z, read only when e.residual)
+/// before or after A, and the lanes from `valid` on zeroed.
+template <ref::Activation A, class D, class V = hn::Vec<D>>
+HWY_INLINE V FinishAs(D d, const ref::Epilogue& e, V v, const float* z, int64_t valid) {
+  if (e.residual && e.residual_before_activation) v = hn::Add(v, hn::LoadU(d, z));
+  v = ActivateAs<A>(d, e, v);
+  if (e.residual && !e.residual_before_activation) v = hn::Add(v, hn::LoadU(d, z));
+  if (valid < static_cast<int64_t>(hn::Lanes(d))) {
+    v = hn::IfThenElseZero(hn::FirstN(d, static_cast<size_t>(valid)), v);
+  }
+  return v;
+}
+
 /// StoreBlocksSlow for an NCHWc y and activation A: the B x R vectors in `buf` (as there)
 /// through the residual and A, padded lanes zeroed, one store each. One switch per tile
 /// instead of one per vector (StoreOutput): ppocr's pointwise layers, HardSwish
@@ -242,21 +256,15 @@ HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix,
 template <ref::Activation A, class D>
 HWY_NOINLINE void StoreVectorsAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0, int B,
                                  int R, const float* buf) {
-  using V = hn::Vec<D>;
   const ref::Epilogue e = *o.e;
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
   for (int b = 0; b < B; ++b) {
     const int64_t off = ((ob0 + b) * o.plane + pix0) * c;
     const int64_t valid = o.channels - (ob0 + b) * c;
-    const auto mask = hn::FirstN(d, static_cast<size_t>(valid < c ? valid : c));
     for (int r = 0; r < R; ++r) {
-      V v = hn::Load(d, buf + (int64_t{b} * R + r) * c);
-      if (e.residual && e.residual_before_activation)
-        v = hn::Add(v, hn::LoadU(d, o.z + off + r * c));
-      v = ActivateAs<A>(d, e, v);
-      if (e.residual && !e.residual_before_activation)
-        v = hn::Add(v, hn::LoadU(d, o.z + off + r * c));
-      hn::StoreU(hn::IfThenElseZero(mask, v), d, o.y + off + r * c);
+      const auto v = hn::Load(d, buf + (int64_t{b} * R + r) * c);
+      const float* z = e.residual ? o.z + off + r * c : o.z;
+      hn::StoreU(FinishAs<A>(d, e, v, z, valid), d, o.y + off + r * c);
     }
   }
 }
