@@ -114,26 +114,34 @@ void TransformInput(const Wino& k, int64_t t0, int64_t n, float* v) {
     const int64_t th = (t0 + t) / k.tiles_w, tw = (t0 + t) % k.tiles_w;
     const int64_t r0 = th * 4 - k.ph, c0 = tw * 4 - k.pw;
     const bool inside = r0 >= 0 && r0 + 6 <= k.h && c0 >= 0 && c0 + 6 <= k.w;
+    const int64_t point_stride = k.cblocks * kTiles * c;  // floats between two points' V
     for (int64_t cb = 0; cb < k.cblocks; ++cb) {
       const float* xb = k.x + cb * k.h * k.w * c;
+      float* vt = v + (cb * kTiles + t) * c;
       V rows[6][6];  // B^T d: rows[i][j]
-      for (int64_t j = 0; j < 6; ++j) {
+      HWY_UNROLL(6) for (int j = 0; j < 6; ++j) {
         V col[6], out[6];
         const int64_t cc = c0 + j;
-        for (int64_t i = 0; i < 6; ++i) {
-          const int64_t r = r0 + i;
-          col[i] = inside || (r >= 0 && r < k.h && cc >= 0 && cc < k.w)
-                       ? hn::LoadU(d, xb + (r * k.w + cc) * c)
-                       : hn::Zero(d);
+        if (inside) {
+          const float* xc = xb + (r0 * k.w + cc) * c;
+          HWY_UNROLL(6) for (int i = 0; i < 6; ++i) col[i] = hn::LoadU(d, xc + i * k.w * c);
+        } else {
+          HWY_UNROLL(6) for (int i = 0; i < 6; ++i) {
+            const int64_t r = r0 + i;
+            col[i] = r >= 0 && r < k.h && cc >= 0 && cc < k.w
+                         ? hn::LoadU(d, xb + (r * k.w + cc) * c)
+                         : hn::Zero(d);
+          }
         }
         InputTransform6(d, col, out);
-        for (int64_t i = 0; i < 6; ++i) rows[i][j] = out[i];
+        HWY_UNROLL(6) for (int i = 0; i < 6; ++i) rows[i][j] = out[i];
       }
-      for (int64_t i = 0; i < 6; ++i) {
+      HWY_UNROLL(6) for (int i = 0; i < 6; ++i) {
         V out[6];
         InputTransform6(d, rows[i], out);
-        for (int64_t j = 0; j < 6; ++j)
-          hn::StoreU(out[j], d, v + (((i * 6 + j) * k.cblocks + cb) * kTiles + t) * c);
+        HWY_UNROLL(6) for (int j = 0; j < 6; ++j) {
+          hn::StoreU(out[j], d, vt + (i * 6 + j) * point_stride);
+        }
       }
     }
   }
@@ -321,10 +329,14 @@ void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u,
   const Wino k = resolve(p, x, u, bias, z, y);
   // One workspace per thread, grown to the largest layer and kept: the plan's threads
   // are tern's persistent pool (base/thread_pool.h).
+  // V and M start on a cache line (64 bytes), so that each vector store of the transforms
+  // writes one line: from malloc's 16-byte alignment, every one of them wrote two.
   thread_local std::vector<float> workspace;
-  const int64_t floats = workspace_floats(k);
+  constexpr int64_t kLineFloats = 64 / sizeof(float);
+  const int64_t floats = workspace_floats(k) + kLineFloats;
   if (static_cast<int64_t>(workspace.size()) < floats) workspace.resize(floats);
-  float* v = workspace.data();
+  const auto addr = reinterpret_cast<std::uintptr_t>(workspace.data());
+  float* v = workspace.data() + (64 - addr % 64) % 64 / sizeof(float);
   float* m = v + kPoints * kTiles * k.cblocks * k.c;
   // Items are (tile group, chunk of output blocks), group major: a thread's consecutive
   // items of one group share its input transform, done once.
