@@ -69,7 +69,8 @@ float* thread_scratch(int64_t floats) {
 /// Attributes: layers (n, 2 to 16); names (n strings: the layers' node names, which
 /// messages use); each layer's FusedConv attributes under "<i>." ("0.strides", ...);
 /// band_rows (optional, >= 1): the last layer's output rows per band (default: the
-/// most that keep a thread's band buffers within conv_chain_band_bytes()).
+/// most that keep a thread's band buffers within conv_chain_band_bytes(), and at least 2
+/// where those fit conv_chain_grow_bytes()).
 /// Every layer runs the direct or the depthwise kernel on NCHWc intermediates, writing no
 /// NHWC output; where one does not (another SIMD target than the plan's, or a window with
 /// output rows that read no input row: conv_rows_read_input), the layers run one after
@@ -240,6 +241,13 @@ class ConvChainOp final : public Op {
       while (band < out_h &&
              conv_chain_band_rows(params, band + 1, rows) <= conv_chain_band_bytes()) {
         ++band;
+      }
+      // Bands of one row pay each layer's call and row setup for every output row: 2 rows
+      // where they fit in L2 (UltraFace RFB-640's first chain, whose rows are 640 input
+      // pixels wide: 1.1 MB of band buffers).
+      if (band == 1 && out_h > 1 &&
+          conv_chain_band_rows(params, 2, rows) <= conv_chain_grow_bytes()) {
+        band = 2;
       }
     }
     c.band_rows = band;

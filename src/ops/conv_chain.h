@@ -41,14 +41,14 @@ bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs);
 int64_t conv_chain_band_bytes();
 
 /// Bytes of band buffers per thread up to which the pass still grows a chain: the whole
-/// L2 cache. The op's bands (the most rows within conv_chain_band_bytes, and at least 1
-/// row even past it) may then be lower than kConvChainMinBandRows rows, which still beat
-/// writing the next intermediate to memory and reading it back. On the Emerald Rapids Xeon (2 MiB
-/// L2), against growing only while the bands fit half of L2 (9 alternated rounds, 1 thread):
-/// RetinaFace 640 x 640 0.875, UltraFace RFB-640 0.935 (its 9.8 MB output of the first three layers
-/// now stays in the chain), MobileNetV2 0.965, the others 0.98 to 1.0; 2 threads 0.97 to
-/// 0.99. Spending the whole L2 on the op's bands as well made UltraFace slim-320 1.03x
-/// slower (taller bands, no longer chain).
+/// L2 cache. The op's bands (the most rows within conv_chain_band_bytes, at least 2 rows
+/// where they fit this budget, and 1 row even past it) may then be lower than kConvChainMinBandRows
+/// rows, which still beat writing the next intermediate to memory and reading it back. On the
+/// Emerald Rapids Xeon (2 MiB L2), against growing only while the bands fit half of L2 (9
+/// alternated rounds, 1 thread): RetinaFace 640 x 640 0.875, UltraFace RFB-640 0.935 (its 9.8 MB
+/// output of the first three layers now stays in the chain), MobileNetV2 0.965, the others 0.98
+/// to 1.0; 2 threads 0.97 to 0.99. Spending the whole L2 on the op's bands as well made UltraFace
+/// slim-320 1.03x slower (taller bands, no longer chain).
 int64_t conv_chain_grow_bytes();
 
 /// Output rows of the last layer per band that must fit conv_chain_grow_bytes() for the
