@@ -227,8 +227,8 @@ class ConvChainOp final : public Op {
     return c;
   }
 
-  // The band height: the most rows whose band buffers fit conv_chain_band_bytes() (at least
-  // 1), or the band_rows attribute.
+  // The band height: the most rows whose band buffers fit conv_chain_band_bytes(), at least
+  // 2 where they fit conv_chain_grow_bytes() and 1 otherwise, or the band_rows attribute.
   void plan_bands(Call& c) const {
     const size_t n = c.layers.size();
     const int64_t out_h = c.layers.back().p.conv.out.h;

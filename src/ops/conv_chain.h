@@ -32,9 +32,10 @@ bool conv_rows_read_input(const kernels::ref::ConvParams& c);
 /// Throws as the op's infer() does, and InvalidArgument when `chain` is no ConvChain.
 bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs);
 
-/// Bytes of band buffers per thread a chain may take: half of the L2 cache
-/// (l2_cache_bytes), the rest left for the weights and for the first layer's input and
-/// the last layer's output streaming through. On the 2 MiB L2 of an Emerald Rapids
+/// Bytes of band buffers per thread a chain's bands take at most (but 2-row bands, which
+/// may take conv_chain_grow_bytes()): half of the L2 cache (l2_cache_bytes), the rest left
+/// for the weights and for the first layer's input and the last layer's output streaming
+/// through. On the 2 MiB L2 of an Emerald Rapids
 /// Xeon, UltraFace slim-320's first four layers took 0.95 of their time with this
 /// budget and 1.0 with a quarter of L2 (bands of 4 rows of its last layer did not fit,
 /// so the chain stopped at 3 layers).

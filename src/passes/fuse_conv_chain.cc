@@ -9,13 +9,13 @@
 // kChainMinBytes per image, is read by the next FusedConv only, as its X (not also as
 // its residual Z), and is no graph output, and while bands of
 // ops::kConvChainMinBandRows rows fit in L2 (ops::conv_chain_grow_bytes; the op's bands
-// then take half of L2 and may be lower): each stride-2 layer doubles the rows a band
-// needs of every layer before it. Every layer runs the direct or the depthwise kernel (its
-// "algorithm": direct-first, pointwise, direct or depthwise), writes NCHWc (the last one NCHWc or
-// NCHW), has output rows that each read an input row (ops::conv_rows_read_input), and has no
-// residual but the last. Legal because the chain computes every layer with the same kernel on the
-// same inputs, band by band; the kernels may split a band's rows into other tiles than
-// the whole image's, so results agree to float rounding.
+// then take half of L2, or 2 rows within all of it, and may be lower): each stride-2 layer doubles
+// the rows a band needs of every layer before it. Every layer runs the direct or the depthwise
+// kernel (its "algorithm": direct-first, pointwise, direct or depthwise), writes NCHWc (the last
+// one NCHWc or NCHW), has output rows that each read an input row (ops::conv_rows_read_input), and
+// has no residual but the last. Legal because the chain computes every layer with the same kernel
+// on the same inputs, band by band; the kernels may split a band's rows into other tiles than the
+// whole image's, so results agree to float rounding.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -262,8 +262,8 @@ TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
       run_direct(t, c, 950 + static_cast<uint32_t>(s.h));
     }
     // Direct 3x3: 5 rows of 7 keep one segment per row (5 units). 2 rows of 200 ask for
-    // ceil(16 / 2) = 8 segments per row: 200 / 8 = 25 pixels, rounded down to 24, so 9
-    // segments per row and 18 units.
+    // ceil(16 / 2) = 8 segments per row: the 199 pixels from the first interior column / 8
+    // = 24 pixels, so 9 segments per row and 18 units.
     NchwcConvCase t;
     t.c_in = c;
     t.c_out = c;
@@ -276,6 +276,46 @@ TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
     t.w = 200;
     EXPECT_EQ(kernels::direct_conv_work(test::nchwc_conv_params(t, c)).inner, 18) << t.str();
     run_direct(t, c, 990);
+  });
+}
+
+// Segments are counted from a row's first interior column: 16 rows of 193 pixels with one
+// border pixel each side take 2 segments per row (1 + 96, then 96), where counting from
+// column 0 would take 3 (96, 96, 1).
+TEST(DirectConv, SegmentsStartAtTheFirstInteriorColumn) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    NchwcConvCase t;
+    t.c_in = 3;
+    t.c_out = c;
+    t.h = 16;
+    t.w = 193;
+    t.k = 3;
+    t.pad = 1;
+    t.x_block = 1;
+    EXPECT_EQ(kernels::direct_conv_work(test::nchwc_conv_params(t, c)).inner, 32) << t.str();
+    run_direct(t, c, 995);
+  });
+}
+
+// An NCHW input with more channels than one cache pass (about 56 for one output block on
+// a 48 KiB L1 with 16 lanes): every channel count up to 130, so that some last pass has 1
+// to 3 channels and runs the taps-inside order on the partial sums of the passes before.
+TEST(DirectConv, NchwInputOverCachePasses) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    for (int64_t c_in = 1; c_in <= 130; ++c_in) {
+      NchwcConvCase t;
+      t.c_in = c_in;
+      t.c_out = c_in % 2 ? c : 2 * c + 1;
+      t.h = 3;
+      t.w = 7 + c_in % 5;
+      t.k = 3;
+      t.pad = 1;
+      t.x_block = 1;
+      t.activation = kActivations[c_in % 8];
+      run_direct(t, c, 1000 + static_cast<uint32_t>(c_in));
+    }
   });
 }
 

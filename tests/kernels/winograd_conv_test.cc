@@ -136,7 +136,7 @@ NchwcConvCase sweep_case(int i, int64_t h, int64_t pad, int64_t c) {
   t.c_out = std::array<int64_t, 5>{7, c, 3 * c + 1, 5 * c - 2, 2}[i % 5];
   t.activation = kActivations[i % 8];
   t.residual = i % 3 == 1;
-  t.residual_before = i % 2 == 0;
+  t.residual_before = i / 8 % 2 == 0;  // both orders with every activation
   t.bias = i % 11 != 4;
   return t;
 }

@@ -93,8 +93,9 @@ HWY_INLINE void TapStep(D d, V (&acc)[B][R], const float* xs, int64_t pixel_step
 // The start of a first cache pass's sums: -0, the identity of float addition (+0 would
 // turn a sum of -0 into +0). The bias comes after the pass's FMAs (AddBias): with the
 // bias as the starting value, each tile's first FMAs waited on its loads. Every tile
-// adds in this order, so a pixel's sum does not depend on the tile that computes it (the
-// thread count moves the segments' ends, and with them the tail tiles' pixels).
+// adds in this order but the short ones of the channels-inside order (kChains, TileImpl),
+// so an interior pixel's sum does not depend on the tile that computes it (a ConvChain
+// band's height can shorten the segments, and move the tail tiles' pixels).
 template <int B, int R, class D, class V>
 HWY_INLINE void StartSums(D d, V (&acc)[B][R]) {
   const V neg_zero = hn::Set(d, -0.0f);
@@ -160,30 +161,16 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     // A 3x3 window without dilation whose taps are all inside (the interior of the first
     // layers) unrolls its taps at compile time: with the run-time tap loops, a 12-pixel
     // tile of UltraFace's first layer took 1.2x as long on a 24 x 320 input in L2.
-    //
-    // A short tile there (the tail of a row: 3 pixels of UltraFace's first layer, 2 of
-    // RetinaFace's) sums each tap row into its own copy of the accumulators (kRowChains),
-    // added at the end: in one chain, its 27 FMAs per pixel waited on each other's
-    // latency, and the 3-pixel tail took two thirds of a 12-pixel tile's time (now 0.4).
     const bool full3x3 = k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1 && sp.kh0 == 0 &&
                          sp.kh1 == 3 && sp.kw0 == 0 && sp.kw1 == 3;
-    constexpr int kRowChains = B * R >= 8 ? 1 : B * R <= 4 ? 3 : 2;
-    V rows[kRowChains][B][R];
-    HWY_UNROLL(3) for (int q = 1; q < kRowChains; ++q) StartSums(d, rows[q]);
     for (int64_t icg = sp.ic_begin; full3x3 && icg < sp.ic_end; ++icg) {
       const float* xc = k.x + (ic0 + icg) * k.x_cb_stride + col0 + (oh * k.sh - k.ph) * k.wd;
       const float* wc = wb + icg * w_ic_stride;
       HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
         const float* xr = base_register(xc + i * k.wd);
         HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
-          TapStep<B, R>(d, i % kRowChains == 0 ? acc : rows[i % kRowChains], xr + j, pixel_step,
-                        wc + (i * 3 + j) * c, k.w_ob_stride);
+          TapStep<B, R>(d, acc, xr + j, pixel_step, wc + (i * 3 + j) * c, k.w_ob_stride);
         }
-      }
-    }
-    HWY_UNROLL(3) for (int q = 1; q < kRowChains; ++q) {
-      HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
-        HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::Add(acc[b][r], rows[q][b][r]);
       }
     }
     for (int64_t icg = sp.ic_begin; !full3x3 && icg < sp.ic_end; ++icg) {

@@ -226,13 +226,6 @@ HWY_INLINE void StoreOutput(D d, const OutputTarget& o, int64_t ob, int64_t pix,
   }
 }
 
-/// StoreBlocks' general path, out of line: the B x R accumulator vectors of blocks
-/// ob0 .. ob0 + B - 1 at pixels pix0 .. pix0 + R - 1, stored by the caller in `buf`
-/// (vector b * R + r at buf + (b * R + r) * lanes; overwritten here), go through the
-/// epilogue for any y layout. An NCHWc y goes through StoreVectorsAs for its activation.
-/// An NCHW y without a residual (the detection heads) is
-/// written row-wise: the vectors are activated, and each channel's R pixels stored
-/// together, instead of c scattered scalar stores per pixel.
 /// The epilogue of `e` with activation A on a finished vector v (bias included) of an
 /// NCHWc block with `valid` channels: the residual (at z, read only when e.residual)
 /// before or after A, and the lanes from `valid` on zeroed.
@@ -269,6 +262,14 @@ HWY_NOINLINE void StoreVectorsAs(D d, const OutputTarget& o, int64_t ob0, int64_
   }
 }
 
+/// StoreBlocks' general path, out of line: the B x R accumulator vectors of blocks
+/// ob0 .. ob0 + B - 1 at pixels pix0 .. pix0 + R - 1, stored by the caller in `buf`
+/// (vector b * R + r at buf + (b * R + r) * lanes; overwritten here), go through the
+/// epilogue for any y layout. An NCHWc y (reaching here with the activations StoreBlocks
+/// does not keep in registers) goes through StoreVectorsAs for its activation. An NCHW y
+/// without a residual (the detection heads) is written row-wise: the vectors are
+/// activated, and each channel's R pixels stored together, instead of c scattered scalar
+/// stores per pixel.
 template <class D>
 HWY_NOINLINE void StoreBlocksSlow(D d, const OutputTarget& o, int64_t ob0, int64_t pix0, int B,
                                   int R, float* buf) {

@@ -75,8 +75,15 @@ Wino resolve(const ref::FusedConvParams& p, const float* x, const float* u, cons
   return k;
 }
 
-// Floats of one item's workspace: V [36][cblocks][kTiles][c] then M [kTiles][mblocks][36][c].
-int64_t workspace_floats(const Wino& k) { return kPoints * kTiles * (k.cblocks + k.mblocks) * k.c; }
+// Floats between a workspace's allocation and V: at most a cache line, so that V starts on
+// one (WinogradConv).
+constexpr int64_t kLineFloats = 64 / sizeof(float);
+
+// Floats of one item's workspace: V [36][cblocks][kTiles][c] then M [kTiles][mblocks][36][c],
+// and the line that aligns V.
+int64_t workspace_floats(const Wino& k) {
+  return kPoints * kTiles * (k.cblocks + k.mblocks) * k.c + kLineFloats;
+}
 
 // B^T d of six vectors (one column or row of the patch), as add/sub/FMA chains.
 template <class D, class V = hn::Vec<D>>
@@ -212,9 +219,9 @@ void GemmN(int64_t blocks, const Wino& k, int64_t ob0, int64_t n, const float* v
 // Step 3 for tiles [t0, t0 + n) and output blocks [ob0, ob1) from m, with activation A
 // (kNone with kGeneral: StoreOutput's path for any y layout and activation).
 // The loops over the tile's vectors are unrolled (HWY_UNROLL) so that GCC keeps the 24
-// vectors of A^T m in registers, and the activation is chosen once per call, not per
-// vector: with StoreOutput per vector and the vectors on the stack, the transform took
-// 19 % of SqueezeNet's winograd layers' time in conv_bench (perf), the GEMM 55 %.
+// vectors of A^T m in registers (on targets with 32), and the activation is chosen once per call,
+// not per vector: with StoreOutput per vector and the vectors on the stack, the transform took 19 %
+// of SqueezeNet's winograd layers' time in conv_bench (perf), the GEMM 55 %.
 template <ref::Activation A, bool kGeneral>
 HWY_NOINLINE void TransformOutputAs(const Wino& k, int64_t t0, int64_t n, int64_t ob0, int64_t ob1,
                                     const float* m) {
@@ -332,8 +339,7 @@ void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u,
   // V and M start on a cache line (64 bytes), so that each vector store of the transforms
   // writes one line: from malloc's 16-byte alignment, every one of them wrote two.
   thread_local std::vector<float> workspace;
-  constexpr int64_t kLineFloats = 64 / sizeof(float);
-  const int64_t floats = workspace_floats(k) + kLineFloats;
+  const int64_t floats = workspace_floats(k);
   if (static_cast<int64_t>(workspace.size()) < floats) workspace.resize(floats);
   const auto addr = reinterpret_cast<std::uintptr_t>(workspace.data());
   float* v = workspace.data() + (64 - addr % 64) % 64 / sizeof(float);
