@@ -227,29 +227,15 @@ class ConvChainOp final : public Op {
     return c;
   }
 
-  // The band height: the most rows whose band buffers fit conv_chain_band_bytes(), at least
-  // 2 where they fit conv_chain_grow_bytes() and 1 otherwise, or the band_rows attribute.
+  // The band height: conv_chain_band_height, or the band_rows attribute.
   void plan_bands(Call& c) const {
     const size_t n = c.layers.size();
     const int64_t out_h = c.layers.back().p.conv.out.h;
     std::vector<kernels::ref::FusedConvParams> params;
     for (const Layer& l : c.layers) params.push_back(l.p);
     std::vector<int64_t> rows(n);
-    int64_t band = std::min(band_rows_, out_h);
-    if (band_rows_ == 0) {
-      band = 1;
-      while (band < out_h &&
-             conv_chain_band_rows(params, band + 1, rows) <= conv_chain_band_bytes()) {
-        ++band;
-      }
-      // Bands of one row pay each layer's call and row setup for every output row: 2 rows
-      // where they fit in L2 (UltraFace RFB-640's first chain, whose rows are 640 input
-      // pixels wide: 1.1 MB of band buffers).
-      if (band == 1 && out_h > 1 &&
-          conv_chain_band_rows(params, 2, rows) <= conv_chain_grow_bytes()) {
-        band = 2;
-      }
-    }
+    const int64_t band =
+        band_rows_ == 0 ? conv_chain_band_height(params) : std::min(band_rows_, out_h);
     c.band_rows = band;
     c.scratch_floats = conv_chain_band_rows(params, band, rows) / int64_t{sizeof(float)};
     int64_t offset = 0;
@@ -410,6 +396,22 @@ bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs) {
 }
 
 int64_t conv_chain_band_bytes() { return l2_cache_bytes() / 2; }
+
+int64_t conv_chain_band_height(std::span<const kernels::ref::FusedConvParams> layers) {
+  const int64_t out_h = layers.back().conv.out.h;
+  std::vector<int64_t> rows(layers.size());
+  int64_t band = 1;
+  while (band < out_h && conv_chain_band_rows(layers, band + 1, rows) <= conv_chain_band_bytes()) {
+    ++band;
+  }
+  // Bands of one row pay each layer's call and row setup for every output row: 2 rows where
+  // they fit in L2 (UltraFace RFB-640's first chain, whose rows are 640 input pixels wide:
+  // 1.1 MB of band buffers).
+  if (band == 1 && out_h > 1 && conv_chain_band_rows(layers, 2, rows) <= conv_chain_grow_bytes()) {
+    band = 2;
+  }
+  return band;
+}
 
 int64_t conv_chain_grow_bytes() { return l2_cache_bytes(); }
 

@@ -70,6 +70,12 @@ inline constexpr int64_t kConvChainMinBandRows = 4;
 int64_t conv_chain_band_rows(std::span<const kernels::ref::FusedConvParams> layers,
                              int64_t band_rows, std::span<int64_t> rows);
 
+/// Output rows of the last layer per band that ConvChain takes for `layers` (whole-image
+/// parameters, in order) without a band_rows attribute: the most whose band buffers
+/// (conv_chain_band_rows) fit conv_chain_band_bytes(), at least 2 where those fit
+/// conv_chain_grow_bytes(), and at least 1; at most the last layer's output height.
+int64_t conv_chain_band_height(std::span<const kernels::ref::FusedConvParams> layers);
+
 /// Bands a buffer holds (see conv_chain_band_rows): a move of the kept rows every band
 /// took 13 % of UltraFace RFB-640's time with 1-row bands.
 inline constexpr int64_t kConvChainSlack = 3;

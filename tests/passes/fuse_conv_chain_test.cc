@@ -122,6 +122,36 @@ TEST(FuseConvChain, FirstLayersBecomeOneChain) {
   expect_outputs_near(one, two, 1e-5);
 }
 
+// The op's band height for UltraFace's first four layers at widths 160 to 4000 (rows of
+// 2 to 50 KB): the most rows within half of L2, but 2 rows instead of 1 where they fit all
+// of L2. The scan must meet such a width, whatever this machine's L2.
+TEST(FuseConvChain, BandsTakeTwoRowsWhereTheyFitL2) {
+  bool two_past_half = false;
+  for (int64_t w = 160; w <= 4000; w += 16) {
+    const std::vector<kernels::ref::FusedConvParams> layers = {
+        chain_layer(3, 16, 1, 3, 2, 240, w / 2), chain_layer(16, 16, 16, 3, 1, 240, w / 2),
+        chain_layer(16, 32, 1, 1, 1, 240, w / 2), chain_layer(32, 32, 32, 3, 2, 120, w / 4)};
+    std::vector<int64_t> rows(layers.size());
+    const auto bytes = [&](int64_t band) { return ops::conv_chain_band_rows(layers, band, rows); };
+    const int64_t band = ops::conv_chain_band_height(layers);
+    ASSERT_GE(band, 1) << w;
+    ASSERT_LE(band, 120) << w;
+    if (band > 2 || bytes(band) <= ops::conv_chain_band_bytes()) {
+      EXPECT_LE(bytes(band), ops::conv_chain_band_bytes()) << w;
+      if (band < 120) {
+        EXPECT_GT(bytes(band + 1), ops::conv_chain_band_bytes()) << w;
+      }
+    } else {
+      EXPECT_EQ(band == 2, bytes(2) <= ops::conv_chain_grow_bytes()) << w;
+      two_past_half = two_past_half || band == 2;
+    }
+    if (bytes(2) <= ops::conv_chain_grow_bytes()) {
+      EXPECT_GE(band, 2) << w;
+    }
+  }
+  EXPECT_TRUE(two_past_half) << "L2 " << l2_cache_bytes() << " bytes";
+}
+
 TEST(FuseConvChain, OffKeepsTheLayers) {
   const passes::Program p = compile_at(first_layers(240, 320), 240, 320, {"fuse-conv-chain"});
   EXPECT_TRUE(chains(p).empty());
