@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -138,28 +139,38 @@ HWY_INLINE V ActivateAs(D d, const ref::Epilogue& e, V v) {
   }
 }
 
+/// Calls f(std::integral_constant<ref::Activation, A>{}) with A = a, and returns its
+/// result: a run-time activation as a compile-time one, for code instantiated once per
+/// activation (a value outside the enumeration gives kNone).
+template <class F>
+HWY_INLINE decltype(auto) WithActivation(ref::Activation a, F&& f) {
+  using ref::Activation;
+  switch (a) {
+    case Activation::kRelu:
+      return f(std::integral_constant<Activation, Activation::kRelu>{});
+    case Activation::kClip:
+      return f(std::integral_constant<Activation, Activation::kClip>{});
+    case Activation::kLeakyRelu:
+      return f(std::integral_constant<Activation, Activation::kLeakyRelu>{});
+    case Activation::kHardSigmoid:
+      return f(std::integral_constant<Activation, Activation::kHardSigmoid>{});
+    case Activation::kHardSwish:
+      return f(std::integral_constant<Activation, Activation::kHardSwish>{});
+    case Activation::kSigmoid:
+      return f(std::integral_constant<Activation, Activation::kSigmoid>{});
+    case Activation::kSilu:
+      return f(std::integral_constant<Activation, Activation::kSilu>{});
+    default:
+      return f(std::integral_constant<Activation, Activation::kNone>{});
+  }
+}
+
 /// The activation of `e` on a vector, chosen at run time, for the activations with a
 /// vector form (every one today; see needs_scalar_activation).
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V ActivateVector(D d, const ref::Epilogue& e, V v) {
-  switch (e.activation) {
-    case ref::Activation::kRelu:
-      return ActivateAs<ref::Activation::kRelu>(d, e, v);
-    case ref::Activation::kClip:
-      return ActivateAs<ref::Activation::kClip>(d, e, v);
-    case ref::Activation::kLeakyRelu:
-      return ActivateAs<ref::Activation::kLeakyRelu>(d, e, v);
-    case ref::Activation::kHardSigmoid:
-      return ActivateAs<ref::Activation::kHardSigmoid>(d, e, v);
-    case ref::Activation::kHardSwish:
-      return ActivateAs<ref::Activation::kHardSwish>(d, e, v);
-    case ref::Activation::kSigmoid:
-      return ActivateAs<ref::Activation::kSigmoid>(d, e, v);
-    case ref::Activation::kSilu:
-      return ActivateAs<ref::Activation::kSilu>(d, e, v);
-    default:
-      return v;
-  }
+  return WithActivation(e.activation,
+                        [&](auto a) HWY_ATTR { return ActivateAs<decltype(a)::value>(d, e, v); });
 }
 
 /// Whether the activation goes through the scalar reference: every one ActivateVector
@@ -275,21 +286,10 @@ HWY_NOINLINE void StoreBlocksSlow(D d, const OutputTarget& o, int64_t ob0, int64
                                   int R, float* buf) {
   const ref::Epilogue& e = *o.e;
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
-  if (o.y_block == c) {
-    switch (e.activation) {
-      case ref::Activation::kLeakyRelu:
-        return StoreVectorsAs<ref::Activation::kLeakyRelu>(d, o, ob0, pix0, B, R, buf);
-      case ref::Activation::kHardSigmoid:
-        return StoreVectorsAs<ref::Activation::kHardSigmoid>(d, o, ob0, pix0, B, R, buf);
-      case ref::Activation::kHardSwish:
-        return StoreVectorsAs<ref::Activation::kHardSwish>(d, o, ob0, pix0, B, R, buf);
-      case ref::Activation::kSigmoid:
-        return StoreVectorsAs<ref::Activation::kSigmoid>(d, o, ob0, pix0, B, R, buf);
-      case ref::Activation::kSilu:
-        return StoreVectorsAs<ref::Activation::kSilu>(d, o, ob0, pix0, B, R, buf);
-      default:
-        break;
-    }
+  if (o.y_block == c && !needs_scalar_activation(e)) {
+    return WithActivation(e.activation, [&](auto a) HWY_ATTR {
+      StoreVectorsAs<decltype(a)::value>(d, o, ob0, pix0, B, R, buf);
+    });
   }
   const bool rows = o.y_block == 1 && !o.nhwc && !e.residual && !needs_scalar_activation(e);
   for (int b = 0; b < B; ++b) {

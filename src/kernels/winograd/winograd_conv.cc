@@ -18,8 +18,9 @@
 #define HWY_TARGET_INCLUDE "kernels/winograd/winograd_conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
-#include <vector>
+#include <new>
 
+#include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "kernels/reference/winograd.h"
 #include "kernels/simd/epilogue-inl.h"
@@ -75,15 +76,8 @@ Wino resolve(const ref::FusedConvParams& p, const float* x, const float* u, cons
   return k;
 }
 
-// Floats between a workspace's allocation and V: at most a cache line, so that V starts on
-// one (WinogradConv).
-constexpr int64_t kLineFloats = 64 / sizeof(float);
-
-// Floats of one item's workspace: V [36][cblocks][kTiles][c] then M [kTiles][mblocks][36][c],
-// and the line that aligns V.
-int64_t workspace_floats(const Wino& k) {
-  return kPoints * kTiles * (k.cblocks + k.mblocks) * k.c + kLineFloats;
-}
+// Floats of one item's workspace: V [36][cblocks][kTiles][c] then M [kTiles][mblocks][36][c].
+int64_t workspace_floats(const Wino& k) { return kPoints * kTiles * (k.cblocks + k.mblocks) * k.c; }
 
 // B^T d of six vectors (one column or row of the patch), as add/sub/FMA chains.
 template <class D, class V = hn::Vec<D>>
@@ -219,9 +213,10 @@ void GemmN(int64_t blocks, const Wino& k, int64_t ob0, int64_t n, const float* v
 // Step 3 for tiles [t0, t0 + n) and output blocks [ob0, ob1) from m, with activation A
 // (kNone with kGeneral: StoreOutput's path for any y layout and activation).
 // The loops over the tile's vectors are unrolled (HWY_UNROLL) so that GCC keeps the 24
-// vectors of A^T m in registers (on targets with 32), and the activation is chosen once per call,
-// not per vector: with StoreOutput per vector and the vectors on the stack, the transform took 19 %
-// of SqueezeNet's winograd layers' time in conv_bench (perf), the GEMM 55 %.
+// vectors of A^T m in registers (on targets with 32), and the activation is chosen once
+// per call, not per vector: with StoreOutput per vector and the vectors on the stack, the
+// transform took 19 % of SqueezeNet's winograd layers' time in conv_bench (perf), the
+// GEMM 55 %.
 template <ref::Activation A, bool kGeneral>
 HWY_NOINLINE void TransformOutputAs(const Wino& k, int64_t t0, int64_t n, int64_t ob0, int64_t ob1,
                                     const float* m) {
@@ -270,28 +265,12 @@ HWY_NOINLINE void TransformOutputAs(const Wino& k, int64_t t0, int64_t n, int64_
 // Step 3: TransformOutputAs for y's layout and activation.
 void TransformOutput(const Wino& k, int64_t t0, int64_t n, int64_t ob0, int64_t ob1,
                      const float* m) {
-  using ref::Activation;
-  if (k.out.y_block == k.c) {
-    switch (k.out.e->activation) {
-      case Activation::kNone:
-        return TransformOutputAs<Activation::kNone, false>(k, t0, n, ob0, ob1, m);
-      case Activation::kRelu:
-        return TransformOutputAs<Activation::kRelu, false>(k, t0, n, ob0, ob1, m);
-      case Activation::kClip:
-        return TransformOutputAs<Activation::kClip, false>(k, t0, n, ob0, ob1, m);
-      case Activation::kLeakyRelu:
-        return TransformOutputAs<Activation::kLeakyRelu, false>(k, t0, n, ob0, ob1, m);
-      case Activation::kHardSigmoid:
-        return TransformOutputAs<Activation::kHardSigmoid, false>(k, t0, n, ob0, ob1, m);
-      case Activation::kHardSwish:
-        return TransformOutputAs<Activation::kHardSwish, false>(k, t0, n, ob0, ob1, m);
-      case Activation::kSigmoid:
-        return TransformOutputAs<Activation::kSigmoid, false>(k, t0, n, ob0, ob1, m);
-      case Activation::kSilu:
-        return TransformOutputAs<Activation::kSilu, false>(k, t0, n, ob0, ob1, m);
-    }
+  if (k.out.y_block != k.c || needs_scalar_activation(*k.out.e)) {
+    return TransformOutputAs<ref::Activation::kNone, true>(k, t0, n, ob0, ob1, m);
   }
-  TransformOutputAs<Activation::kNone, true>(k, t0, n, ob0, ob1, m);
+  WithActivation(k.out.e->activation, [&](auto a) HWY_ATTR {
+    TransformOutputAs<decltype(a)::value, false>(k, t0, n, ob0, ob1, m);
+  });
 }
 
 }  // namespace
@@ -336,13 +315,19 @@ void WinogradConv(const ref::FusedConvParams& p, const float* x, const float* u,
   const Wino k = resolve(p, x, u, bias, z, y);
   // One workspace per thread, grown to the largest layer and kept: the plan's threads
   // are tern's persistent pool (base/thread_pool.h).
-  // V and M start on a cache line (64 bytes), so that each vector store of the transforms
-  // writes one line: from malloc's 16-byte alignment, every one of them wrote two.
-  thread_local std::vector<float> workspace;
+  // V and M start on a cache line (Highway's 64-byte alignment), so that each vector store
+  // of the transforms writes one line: from a std::vector's 16-byte alignment, every one
+  // of them wrote two.
+  thread_local hwy::AlignedFreeUniquePtr<float[]> workspace;
+  thread_local int64_t capacity = 0;
   const int64_t floats = workspace_floats(k);
-  if (static_cast<int64_t>(workspace.size()) < floats) workspace.resize(floats);
-  const auto addr = reinterpret_cast<std::uintptr_t>(workspace.data());
-  float* v = workspace.data() + (64 - addr % 64) % 64 / sizeof(float);
+  if (capacity < floats) {
+    capacity = 0;  // the old buffer goes first
+    workspace = hwy::AllocateAligned<float>(static_cast<size_t>(floats));
+    if (workspace == nullptr) throw std::bad_alloc();
+    capacity = floats;
+  }
+  float* v = workspace.get();
   float* m = v + kPoints * kTiles * k.cblocks * k.c;
   // Items are (tile group, chunk of output blocks), group major: a thread's consecutive
   // items of one group share its input transform, done once.
