@@ -398,6 +398,7 @@ bool conv_chain_runs_in_bands(const Op& chain, std::span<const Tensor> inputs) {
 int64_t conv_chain_band_bytes() { return l2_cache_bytes() / 2; }
 
 int64_t conv_chain_band_height(std::span<const kernels::ref::FusedConvParams> layers) {
+  TERN_CHECK(!layers.empty(), InvalidArgument, "conv_chain_band_height: no layers");
   const int64_t out_h = layers.back().conv.out.h;
   std::vector<int64_t> rows(layers.size());
   int64_t band = 1;

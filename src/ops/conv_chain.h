@@ -74,6 +74,7 @@ int64_t conv_chain_band_rows(std::span<const kernels::ref::FusedConvParams> laye
 /// parameters, in order) without a band_rows attribute: the most whose band buffers
 /// (conv_chain_band_rows) fit conv_chain_band_bytes(), at least 2 where those fit
 /// conv_chain_grow_bytes(), and at least 1; at most the last layer's output height.
+/// Throws InvalidArgument when `layers` is empty.
 int64_t conv_chain_band_height(std::span<const kernels::ref::FusedConvParams> layers);
 
 /// Bands a buffer holds (see conv_chain_band_rows): a move of the kept rows every band

@@ -150,6 +150,7 @@ TEST(FuseConvChain, BandsTakeTwoRowsWhereTheyFitL2) {
     }
   }
   EXPECT_TRUE(two_past_half) << "L2 " << l2_cache_bytes() << " bytes";
+  EXPECT_THROW(ops::conv_chain_band_height({}), InvalidArgument);
 }
 
 TEST(FuseConvChain, OffKeepsTheLayers) {
