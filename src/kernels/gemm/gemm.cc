@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/cpu.h"
+#include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/simd/epilogue-inl.h"
@@ -59,6 +61,17 @@ struct TileCols {
   int64_t col_b[kVectors];
   int64_t col_y[kVectors];
   int64_t valid[kVectors];
+};
+
+// The input channels [c0, c1) of K that one call of a tile covers. The implicit GEMM
+// takes a tile's K in cache passes (ConvGemmRun): the first pass starts from the bias,
+// later ones from the partial sums the pass before stored to `partial` ([R][V][lanes],
+// aligned), and only the last finishes and stores to Y. The sums add in K's order either
+// way, so the results do not depend on the passes.
+struct Pass {
+  int64_t c0 = 0, c1 = 0;
+  float* partial = nullptr;  // nullptr when the pass is the only one
+  bool first = true, last = true;
 };
 
 // How a tile finishes its accumulators (bias already in them): a plain store, Relu then
@@ -124,19 +137,33 @@ inline int64_t KStep(const ref::GemmParams& p) { return p.trans_a ? p.lda : 1; }
 // floats from cols.b, vector v at v * lanes (a GEMM: its own loop, which keeps the
 // offsets immediate; with the tap loop a 24-deep GEMM ran 1.28x slower).
 template <int R, int V, bool kTaps>
-HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finish mode) {
+HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finish mode,
+                       const Pass& pass) {
   const hn::ScalableTag<float> d;
   using Vec = hn::Vec<decltype(d)>;
   const ref::GemmParams& p = *g.p;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   // Every loop over acc carries HWY_UNROLL so that GCC keeps the array in registers (see
   // kernels/direct/direct_conv.cc).
   Vec acc[R][V];
-  HWY_UNROLL(8) for (int r = 0; r < R; ++r) {
-    const Vec init = g.out.row_bias ? hn::Set(d, g.out.row_bias[i0 + r]) : hn::Zero(d);
-    HWY_UNROLL(8) for (int v = 0; v < V; ++v) acc[r][v] = init;
+  if (pass.first) {
+    HWY_UNROLL(8) for (int r = 0; r < R; ++r) {
+      const Vec init = g.out.row_bias ? hn::Set(d, g.out.row_bias[i0 + r]) : hn::Zero(d);
+      HWY_UNROLL(8) for (int v = 0; v < V; ++v) acc[r][v] = init;
+    }
+  } else {
+    HWY_UNROLL(8) for (int r = 0; r < R; ++r) {
+      HWY_UNROLL(8) for (int v = 0; v < V; ++v) {
+        acc[r][v] = hn::Load(d, pass.partial + (r * V + v) * lanes);
+      }
+    }
   }
-  const int64_t row_step = RowStep(p), k_step = KStep(p);
-  const float* a0 = g.a + i0 * row_step;
+  // The implicit GEMM's A is packed in row tiles (PackRows): k's kRows elements are
+  // adjacent, so the broadcasts take immediate offsets instead of a register per row
+  // (with lda strides, GCC reloaded 4 of them from the stack every k).
+  const int64_t row_step = kTaps ? 1 : RowStep(p), k_step = kTaps ? kRows : KStep(p);
+  const float* a0 = kTaps ? g.a + i0 % (kChunkTiles * kRows) * p.k + pass.c0 * g.taps * kRows
+                          : g.a + i0 * row_step;
   // One k: V loads of B's row at bk, R broadcasts of A, R * V FMAs.
   auto step = [&](const float* bk, const int64_t* col) HWY_ATTR {
     Vec bv[V];
@@ -150,8 +177,8 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finis
   if constexpr (kTaps) {
     int64_t col[V];
     HWY_UNROLL(8) for (int v = 0; v < V; ++v) col[v] = cols.col_b[v];
-    const float* bc = cols.b;
-    for (int64_t c = 0; c < g.channels; ++c, bc += g.plane) {
+    const float* bc = cols.b + pass.c0 * g.plane;
+    for (int64_t c = pass.c0; c < pass.c1; ++c, bc += g.plane) {
       for (int64_t t = 0; t < g.taps; ++t) step(bc + g.tap_off[t], col);
     }
   } else {
@@ -159,6 +186,14 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finis
     HWY_UNROLL(8) for (int v = 0; v < V; ++v) col[v] = v * static_cast<int64_t>(hn::Lanes(d));
     const float* bk = cols.b;
     for (int64_t k = 0; k < p.k; ++k, bk += p.ldb) step(bk, col);
+  }
+  if (!pass.last) {
+    HWY_UNROLL(8) for (int r = 0; r < R; ++r) {
+      HWY_UNROLL(8) for (int v = 0; v < V; ++v) {
+        hn::Store(acc[r][v], d, pass.partial + (r * V + v) * lanes);
+      }
+    }
+    return;
   }
   if (mode == Finish::kGeneral) {
     HWY_UNROLL(8) for (int r = 0; r < R; ++r) {
@@ -169,7 +204,6 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finis
     return;
   }
   // A GEMM tile's vectors are whole and consecutive (GemmCols): no per-vector lookups.
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   HWY_UNROLL(8) for (int r = 0; r < R; ++r) {
     float* yr = g.y + (i0 + r) * p.ldy;
     HWY_UNROLL(8) for (int v = 0; v < V; ++v) {
@@ -193,12 +227,12 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finis
 // Tile<r, v, kTaps> for run-time r in [1, kRows] and v in [1, kVectors].
 template <bool kTaps, int R = 1, int V = 1>
 HWY_INLINE void TileN(int64_t r, int64_t v, const Product& g, int64_t i0, const TileCols& cols,
-                      Finish mode) {
+                      Finish mode, const Pass& pass) {
   HWY_DASSERT(1 <= r && r <= kRows && 1 <= v && v <= kVectors);
   if constexpr (R <= kRows && V <= kVectors) {
-    if (r == R && v == V) return Tile<R, V, kTaps>(g, i0, cols, mode);
-    if (v == V) return TileN<kTaps, R + 1, 1>(r, v, g, i0, cols, mode);
-    TileN<kTaps, R, V + 1>(r, v, g, i0, cols, mode);
+    if (r == R && v == V) return Tile<R, V, kTaps>(g, i0, cols, mode, pass);
+    if (v == V) return TileN<kTaps, R + 1, 1>(r, v, g, i0, cols, mode, pass);
+    TileN<kTaps, R, V + 1>(r, v, g, i0, cols, mode, pass);
   }
 }
 
@@ -238,7 +272,7 @@ void TailColumns(const Product& g, const float* b, int64_t i0, int64_t i1, int64
   const Product t{&q, g.a + i0 * RowStep(p), rows.data(), out, lanes, p.k, 1, kNoShift, lanes};
   const TileCols cols = GemmCols(strip.data(), 0, 1, lanes);
   for (int64_t i = 0; i < i1 - i0; i += kRows) {
-    TileN<false>(std::min<int64_t>(kRows, i1 - i0 - i), 1, t, i, cols, Finish::kStore);
+    TileN<false>(std::min<int64_t>(kRows, i1 - i0 - i), 1, t, i, cols, Finish::kStore, Pass{});
   }
   for (int64_t i = i0; i < i1; ++i) {
     for (int64_t j = 0; j < tail; ++j) FinishScalar(g, i, whole + j, rows[(i - i0) * lanes + j]);
@@ -282,6 +316,30 @@ ConvGemm conv_gemm(const ref::ConvParams& c, int64_t lanes) {
   k.bands = (c.out.h + k.band_rows - 1) / k.band_rows;
   k.rows = k.band_rows + halo;
   return k;
+}
+
+// Input channels per cache pass of the implicit GEMM: a tile's B vectors for that many
+// channels (taps * kVectors vectors each) stay within two thirds of the L1 data cache,
+// as the direct conv's passes (kernels/direct), so the chunk's row tiles reuse them from
+// L1. ppocr's 96 -> 24 3x3 conv at 64 x 96 took 0.98 of its time with passes of 10 or
+// 21 channels against one pass of 96, whose strips (221 KB of vectors) came from L2.
+int64_t ConvGemmPassChannels(int64_t taps, int64_t lanes) {
+  const int64_t per_channel = taps * kVectors * lanes * static_cast<int64_t>(sizeof(float));
+  return std::max<int64_t>(1, l1d_cache_bytes() * 2 / 3 / per_channel);
+}
+
+// Packs rows [i0, i1) of A ([M, K], row-major) in row tiles of kRows: `out` is
+// [tiles][K][kRows], element (i0 + t * kRows + r, k) at (t * K + k) * kRows + r, rows past
+// i1 zero.
+void PackRows(const float* a, int64_t k, int64_t i0, int64_t i1, float* out) {
+  for (int64_t t0 = i0; t0 < i1; t0 += kRows) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t r = 0; r < kRows; ++r) {
+        out[kk * kRows + r] = t0 + r < i1 ? a[(t0 + r) * k + kk] : 0.0f;
+      }
+    }
+    out += k * kRows;
+  }
 }
 
 // Copies input rows [y0 - pad_top, y0 - pad_top + k.rows) of every channel into `band`
@@ -337,7 +395,7 @@ void GemmRun(const ref::GemmParams& p, const float* a, const float* b, float* y,
       const int64_t vectors = std::min(width, whole - j) / lanes;
       const TileCols cols = GemmCols(b, j, vectors, lanes);
       for (int64_t i = i0; i < i1; i += kRows) {
-        TileN<false>(std::min<int64_t>(kRows, i1 - i), vectors, g, i, cols, mode);
+        TileN<false>(std::min<int64_t>(kRows, i1 - i), vectors, g, i, cols, mode, Pass{});
       }
     }
     if (c1 > whole) TailColumns(g, b, i0, i1, whole);
@@ -379,16 +437,34 @@ void ConvGemmRun(const ref::FusedConvParams& fp, const float* x, const float* w,
   p.lda = p.k;
   p.ldy = p.n;
   const GemmOutput out{&fp.epilogue, bias, z};
-  const Product g{&p, w, y, out, lanes, c.in_channels, taps, tap_off.data(), k.rows * k.width};
-  const Finish mode = finish_mode(g);
+  const Finish mode = finish_mode(Product{&p, w, y, out, lanes, 1, 1, nullptr, 0});
   thread_local std::vector<float> band;
   band.resize(static_cast<size_t>(c.in_channels * k.rows * k.width));
+  const int64_t pass_channels = ConvGemmPassChannels(taps, lanes);
+  thread_local hwy::AlignedFreeUniquePtr<float[]> partial_buf;
+  thread_local size_t partial_size = 0;
+  const size_t need = static_cast<size_t>(kChunkTiles * kRows * kVectors * lanes);
+  if (partial_size < need) {
+    partial_buf = hwy::AllocateAligned<float>(need);
+    partial_size = need;
+  }
+  float* partial = partial_buf.get();
+  thread_local std::vector<float> a_packed;  // one chunk's rows of w, PackRows
+  const int64_t chunk_rows = std::min(kChunkTiles, (p.m + kRows - 1) / kRows) * kRows;
+  a_packed.resize(static_cast<size_t>(chunk_rows * p.k));
+  const Product g{
+      &p, a_packed.data(), y, out, lanes, c.in_channels, taps, tap_off.data(), k.rows * k.width};
+  int64_t packed = -1;  // the chunk in a_packed
   int64_t copied = -1;  // the band in the buffer
   for (int64_t item = begin; item < end; ++item) {
     const int64_t i0 = item / k.bands * kChunkTiles * kRows;
     const int64_t i1 = std::min(p.m, i0 + kChunkTiles * kRows);
     const int64_t y0 = item % k.bands * k.band_rows;
     const int64_t y1 = std::min(c.out.h, y0 + k.band_rows);
+    if (item / k.bands != packed) {
+      PackRows(w, p.k, i0, i1, a_packed.data());
+      packed = item / k.bands;
+    }
     if (item % k.bands != copied) {
       CopyBand(c, k, x, y0, band.data());
       copied = item % k.bands;
@@ -404,8 +480,16 @@ void ConvGemmRun(const ref::FusedConvParams& fp, const float* x, const float* w,
         cols.col_y[v] = (y0 + row) * c.out.w + col;
         cols.valid[v] = std::min(lanes, c.out.w - col);
       }
-      for (int64_t i = i0; i < i1; i += kRows) {
-        TileN<true>(std::min<int64_t>(kRows, i1 - i), nv, g, i, cols, mode);
+      for (int64_t c0 = 0; c0 < c.in_channels; c0 += pass_channels) {
+        Pass pass;
+        pass.c0 = c0;
+        pass.c1 = std::min(c.in_channels, c0 + pass_channels);
+        pass.first = c0 == 0;
+        pass.last = pass.c1 == c.in_channels;
+        for (int64_t i = i0; i < i1; i += kRows) {
+          pass.partial = pass.first && pass.last ? nullptr : partial + (i - i0) * kVectors * lanes;
+          TileN<true>(std::min<int64_t>(kRows, i1 - i), nv, g, i, cols, mode, pass);
+        }
       }
     }
   }
