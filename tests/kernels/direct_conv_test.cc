@@ -319,5 +319,51 @@ TEST(DirectConv, NchwInputOverCachePasses) {
   });
 }
 
+// Border pixels of chunks of 4 output blocks go in column tiles of up to 6 rows
+// (ColumnBorder), grouped within each thread's share of the rows. A pixel must add in the
+// same order whatever its tile: the output of one call over all items equals, bit for
+// bit, that of one call per item (every border pixel then in a column tile of 1 row),
+// on small maps with padding, stride 2, dilation and several cache passes.
+TEST(DirectConv, BorderColumnsAddAlikeWhateverTheSplit) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    struct Shape {
+      int64_t h, w, k, stride, pad, dilation;
+    };
+    for (const Shape& sh : {Shape{7, 7, 3, 1, 1, 1}, Shape{14, 14, 3, 2, 1, 1},
+                            Shape{9, 11, 3, 1, 2, 2}, Shape{6, 20, 5, 1, 2, 1}}) {
+      NchwcConvCase t;
+      t.c_in = 2 * c + 3;
+      t.c_out = 4 * c + 5;
+      t.h = sh.h;
+      t.w = sh.w;
+      t.k = sh.k;
+      t.stride = sh.stride;
+      t.pad = sh.pad;
+      t.dilation = sh.dilation;
+      t.activation = Activation::kRelu;
+      SCOPED_TRACE(t.str());
+      const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+      const int64_t in_plane = t.h * t.w, out_plane = p.conv.out.size();
+      const std::vector<float> x =
+          test::to_blocked(test::random_floats(t.c_in * in_plane, 7), t.c_in, in_plane, c, 0.0f);
+      const Tensor w = Tensor::from_vector(test::random_floats(t.c_out * t.c_in * t.k * t.k, 8),
+                                           {t.c_out, t.c_in, t.k, t.k});
+      const Tensor packed = kernels::ref::pack_conv_weights(w, static_cast<int>(c));
+      const std::vector<float> bias = test::random_floats(t.c_out, 9);
+      const int64_t items = kernels::direct_conv_work(p).items();
+      const size_t y_size = static_cast<size_t>((t.c_out + c - 1) / c * c * out_plane);
+      std::vector<float> whole(y_size), split(y_size);
+      kernels::f32_direct_conv(p, x.data(), packed.data<float>(), bias.data(), nullptr,
+                               whole.data(), 0, items);
+      for (int64_t i = 0; i < items; ++i) {
+        kernels::f32_direct_conv(p, x.data(), packed.data<float>(), bias.data(), nullptr,
+                                 split.data(), i, i + 1);
+      }
+      EXPECT_EQ(whole, split);
+    }
+  });
+}
+
 }  // namespace
 }  // namespace tern

@@ -121,13 +121,16 @@ HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
 // kTapsInside: the loop order for an NCHW input with no more channels than taps per row
 // (below). Each order is its own function: with both loop nests in one, GCC kept the
 // accumulators in memory outside the FMA loops (48 vector stores and loads per tile).
-template <int B, int R, int kStep, bool kTapsInside>
+// kColumn: the R pixels are rows oh .. oh + R - 1 of column ow0 instead (ColumnBorder):
+// k.ow output pixels and k.sh input rows apart.
+template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false>
 HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                            const Span& sp) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const int64_t c = k.c;
   const int64_t pix0 = oh * k.ow + ow0;
+  const int64_t out_step = kColumn ? k.ow * c : c;  // floats between the R pixels of y
   // Every loop over acc, here and in TapStep and StoreBlocks, carries HWY_UNROLL: GCC
   // scalarises an array into registers only if all its indices are constants when its
   // SRA pass runs, which is before the loops it would unroll on its own. Without the
@@ -140,14 +143,16 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   } else {
     HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
       const float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
-      HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::LoadU(d, yp + r * c);
+      HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::LoadU(d, yp + r * out_step);
     }
   }
   const float* wb = k.w + ob0 * k.w_ob_stride;
   const int64_t w_ic_stride = k.kh * k.kw * c;  // packed: [ob][icg][kh][kw][c]
   const int64_t ic0 = g * k.cg;
   const int64_t col0 = ow0 * k.sw - k.pw;
-  const int64_t pixel_step = kStep > 0 ? int64_t{kStep} : k.sw * k.xb;
+  const int64_t pixel_step = kColumn     ? k.sh * k.wd * k.xb
+                             : kStep > 0 ? int64_t{kStep}
+                                         : k.sw * k.xb;
   if constexpr (kTapsInside) {
     // NCHW input with no more channels than taps per row (the first layers: 3 channels
     // with 3x3, 3 or 4 with 5x5 and 7x7; a border pixel or a short cache pass may
@@ -246,12 +251,21 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   }
   if (sp.first) AddBias(d, k, ob0, acc);
   if (sp.last) {
-    StoreBlocks(d, k.out, ob0, pix0, acc);
+    if constexpr (kColumn) {
+      // One pixel at a time: the epilogue's stores take consecutive pixels.
+      HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+        V one[B][1];
+        HWY_UNROLL(16) for (int b = 0; b < B; ++b) one[b][0] = acc[b][r];
+        StoreBlocks(d, k.out, ob0, pix0 + r * k.ow, one);
+      }
+    } else {
+      StoreBlocks(d, k.out, ob0, pix0, acc);
+    }
     return;
   }
   HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
     float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * c);
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * out_step);
   }
 }
 
@@ -343,27 +357,34 @@ HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_
   return std::min(n, k.cg);
 }
 
+// The span of the cache pass over input channels [ic, ic + step) of group g, every tap.
+Span PassSpan(const Direct& k, int64_t g, int64_t ic, int64_t step) {
+  const int64_t ic_first = g * k.cg + ic;
+  return Span{0,
+              k.kh,
+              0,
+              k.kw,
+              ic,
+              std::min(k.cg, ic + step),
+              ic == 0,
+              ic + step >= k.cg,
+              ic_first / k.xb,
+              ic_first % k.xb};
+}
+
 // Pixels [o0, o1) of one output row of B blocks, for the cache pass over input channels
 // [ic, ic + step) of the group: the interior in tiles, border pixels in runs that skip
 // the same taps.
 template <int B>
 void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_t o1, int64_t ic,
-         int64_t step) {
+         int64_t step, bool columns) {
   const ref::Range rows = ref::valid_range(k.kh, k.dh, oh * k.sh - k.ph, k.h);
   const ref::Range inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
   const int64_t ia = std::clamp<int64_t>(inner.begin, o0, o1);
   const int64_t ib = std::clamp<int64_t>(inner.end, ia, o1);
-  const int64_t ic_first = g * k.cg + ic;
-  Span sp{rows.begin,
-          std::max(rows.begin, rows.end),
-          0,
-          k.kw,
-          ic,
-          std::min(k.cg, ic + step),
-          ic == 0,
-          ic + step >= k.cg,
-          ic_first / k.xb,
-          ic_first % k.xb};
+  Span sp = PassSpan(k, g, ic, step);
+  sp.kh0 = rows.begin;
+  sp.kh1 = std::max(rows.begin, rows.end);
   constexpr int64_t kR = kTileMaxPixels<B>;
   const bool dense = k.sw == 1 && k.xb == k.c;
   // Border pixels [b0, b1): runs of consecutive pixels whose taps inside the row are the
@@ -393,7 +414,7 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
       o += n;
     }
   };
-  border(o0, ia);
+  if (!columns) border(o0, ia);
   int64_t o = ia;
   if (dense) {
     if (k.pointwise && sp.first && sp.last) {
@@ -416,15 +437,56 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
     for (; o + kRs <= ib; o += kRs) Tile<B, kRs>(k, ob0, g, oh, o, sp);
     if (o < ib) TileN<B, false>(ib - o, k, ob0, g, oh, o, sp);
   }
-  border(ib, o1);
+  if (!columns) border(ib, o1);
 }
 
 template <int B = 1>
 void RowN(int64_t blocks, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0,
-          int64_t o1, int64_t ic, int64_t step) {
+          int64_t o1, int64_t ic, int64_t step, bool columns) {
   if constexpr (B <= kTileMaxBlocks) {
-    if (blocks == B) return Row<B>(k, ob0, g, oh, o0, o1, ic, step);
-    RowN<B + 1>(blocks, k, ob0, g, oh, o0, o1, ic, step);
+    if (blocks == B) return Row<B>(k, ob0, g, oh, o0, o1, ic, step, columns);
+    RowN<B + 1>(blocks, k, ob0, g, oh, o0, o1, ic, step, columns);
+  }
+}
+
+// Column tiles of kTileMaxBlocks output blocks: TileImpl<kTileMaxBlocks, r, 0, false, true>
+// for a run-time r in [1, 6].
+template <int R = 1>
+HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh,
+                            int64_t ow, const Span& sp) {
+  if constexpr (R <= 6) {
+    if (r == R) return TileImpl<kTileMaxBlocks, R, 0, false, true>(k, ob0, g, oh, ow, sp);
+    ColumnTileN<R + 1>(r, k, ob0, g, oh, ow, sp);
+  }
+}
+
+// Border columns [o0, o1) of output rows [r0, r1), for the cache pass over input channels
+// [ic, ic + step), in column tiles: up to 6 consecutive rows whose taps inside the image
+// are the same rows go as one tile (ColumnTileN). In a row, a border pixel is a tile of
+// one pixel: kTileMaxBlocks weight loads for as many FMAs. ResNet-18's layer4 convs (7 x 7
+// pixels, 2 of each row's 7 on the border) spent 40 % of their time in those tiles. Only
+// for chunks of kTileMaxBlocks blocks, whose tiles all keep one chain of accumulators
+// (TileImpl's kChains), so that a pixel adds in the same order in any tile.
+[[maybe_unused]] void ColumnBorder(const Direct& k, int64_t ob0, int64_t g, int64_t r0, int64_t r1,
+                                   int64_t o0, int64_t o1, int64_t ic, int64_t step) {
+  Span sp = PassSpan(k, g, ic, step);
+  for (int64_t o = o0; o < o1; ++o) {
+    const ref::Range cols = ref::valid_range(k.kw, k.dw, o * k.sw - k.pw, k.wd);
+    sp.kw0 = cols.begin;
+    sp.kw1 = std::max(cols.begin, cols.end);
+    for (int64_t oh = r0; oh < r1;) {
+      const ref::Range rows = ref::valid_range(k.kh, k.dh, oh * k.sh - k.ph, k.h);
+      int64_t n = 1;
+      while (oh + n < r1 && n < 6) {
+        const ref::Range next = ref::valid_range(k.kh, k.dh, (oh + n) * k.sh - k.ph, k.h);
+        if (next.begin != rows.begin || next.end != rows.end) break;
+        ++n;
+      }
+      sp.kh0 = rows.begin;
+      sp.kh1 = std::max(rows.begin, rows.end);
+      ColumnTileN(n, k, ob0, g, oh, o, sp);
+      oh += n;
+    }
   }
 }
 
@@ -526,6 +588,7 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // layer3.0.conv2 1576 against 1261.
   const int64_t units = k.oh * k.segments;
   const int64_t unit_pixels = std::min(k.segment, k.ow);
+  const ref::Range inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
   for (int64_t item = begin; item < end;) {
     const int64_t chunk = item / units;
     const int64_t u0 = item % units, u1 = std::min(units, u0 + (end - item));
@@ -534,6 +597,12 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
     const int64_t blocks = std::min<int64_t>(kTileMaxBlocks, k.group_blocks - first);
     const int64_t ob0 = g * k.group_blocks + first;
     const int64_t step = pass_channels(k, blocks);
+    // Border pixels in column tiles (ColumnBorder): chunks of 4 blocks (32-register
+    // targets; AVX2's chunks of 3 would sum a 1-pixel tile in two chains, TileImpl's
+    // kChains, and a longer one in one) of an NCHWc input with an interior in every row.
+    const bool columns = kTileMaxBlocks >= 4 && blocks == kTileMaxBlocks && k.xb == k.c &&
+                         !k.pointwise && inner.begin < inner.end &&
+                         (inner.begin > 0 || inner.end < k.ow);
     const int64_t unit_bytes = unit_pixels * blocks * k.c * int64_t{sizeof(float)};
     const int64_t group = std::max<int64_t>(1, kPartialSumBytes / unit_bytes);
     for (int64_t ga = u0; ga < u1; ga += group) {
@@ -543,7 +612,14 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
           const int64_t oh = u / k.segments, seg = u % k.segments;
           const int64_t o0 = seg == 0 ? 0 : k.seg_origin + seg * k.segment;
           const int64_t o1 = std::min(k.ow, k.seg_origin + (seg + 1) * k.segment);
-          RowN(blocks, k, ob0, g, oh, o0, o1, ic, step);
+          RowN(blocks, k, ob0, g, oh, o0, o1, ic, step, columns);
+        }
+        if (columns) {
+          // The left border of the rows whose first segment is in [ga, gb), the right
+          // border of those whose last segment is.
+          const int64_t s = k.segments;
+          ColumnBorder(k, ob0, g, (ga + s - 1) / s, (gb + s - 1) / s, 0, inner.begin, ic, step);
+          ColumnBorder(k, ob0, g, ga / s, gb / s, inner.end, k.ow, ic, step);
         }
       }
     }
