@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
+#include <limits>
 
 #include "kernels/nchwc_conv_test_util.h"
 #include "kernels/simd_test_util.h"
@@ -320,47 +322,60 @@ TEST(DirectConv, NchwInputOverCachePasses) {
 }
 
 // Border pixels of chunks of 4 output blocks go in column tiles of up to 6 rows
-// (ColumnBorder), grouped within each thread's share of the rows. A pixel must add in the
-// same order whatever its tile: the output of one call over all items equals, bit for
-// bit, that of one call per item (every border pixel then in a column tile of 1 row),
-// on small maps with padding, stride 2, dilation and several cache passes.
+// (ColumnBorder), grouped within each call's share of the rows. Each case matches the
+// reference (over 3 calls, run_direct), and a pixel must add in the same order whatever
+// its tile: one call over all items gives, bit for bit, what one call per item gives
+// (every border pixel then in a column tile of 1 row). Small maps with padding, stride 2,
+// dilation, several cache passes, groups of 4 blocks each, NCHW and NHWC outputs with a
+// residual, and a right border (dilation 13) wider than the row's last segment.
 TEST(DirectConv, BorderColumnsAddAlikeWhateverTheSplit) {
   test::for_each_simd_target([](const std::string& target, int c) {
     if (!has_fast_kernels(target)) return;
     struct Shape {
-      int64_t h, w, k, stride, pad, dilation;
+      int64_t h, w, k, stride, pad, dilation, groups, y_block;
     };
-    for (const Shape& sh : {Shape{7, 7, 3, 1, 1, 1}, Shape{14, 14, 3, 2, 1, 1},
-                            Shape{9, 11, 3, 1, 2, 2}, Shape{6, 20, 5, 1, 2, 1}}) {
+    const Shape shapes[] = {
+        {7, 7, 3, 1, 1, 1, 1, 0},  {14, 14, 3, 2, 1, 1, 1, 0},  {9, 11, 3, 1, 2, 2, 1, 0},
+        {6, 20, 5, 1, 2, 1, 1, 0}, {3, 40, 3, 1, 13, 13, 1, 0}, {4, 61, 3, 1, 13, 13, 1, 0},
+        {8, 9, 3, 1, 1, 1, 2, 0},  {7, 7, 3, 1, 1, 1, 1, 1},    {7, 9, 3, 1, 1, 1, 1, test::kNhwc}};
+    int i = 0;
+    for (const Shape& sh : shapes) {
       NchwcConvCase t;
-      t.c_in = 2 * c + 3;
-      t.c_out = 4 * c + 5;
+      t.groups = sh.groups;
+      t.c_in = sh.groups * (2 * c + 3);
+      t.c_out = sh.groups * (sh.groups > 1 ? 4 * c : 4 * c + 5);
       t.h = sh.h;
       t.w = sh.w;
       t.k = sh.k;
       t.stride = sh.stride;
       t.pad = sh.pad;
       t.dilation = sh.dilation;
-      t.activation = Activation::kRelu;
+      t.y_block = sh.y_block;
+      t.activation = kActivations[i % 8];
+      t.residual = sh.y_block != 0;
+      run_direct(t, c, 2000 + i++);
+      t.residual = false;
       SCOPED_TRACE(t.str());
       const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
       const int64_t in_plane = t.h * t.w, out_plane = p.conv.out.size();
+      const int64_t cg = t.c_in / t.groups;
       const std::vector<float> x =
           test::to_blocked(test::random_floats(t.c_in * in_plane, 7), t.c_in, in_plane, c, 0.0f);
-      const Tensor w = Tensor::from_vector(test::random_floats(t.c_out * t.c_in * t.k * t.k, 8),
-                                           {t.c_out, t.c_in, t.k, t.k});
+      const Tensor w = Tensor::from_vector(test::random_floats(t.c_out * cg * t.k * t.k, 8),
+                                           {t.c_out, cg, t.k, t.k});
       const Tensor packed = kernels::ref::pack_conv_weights(w, static_cast<int>(c));
       const std::vector<float> bias = test::random_floats(t.c_out, 9);
       const int64_t items = kernels::direct_conv_work(p).items();
       const size_t y_size = static_cast<size_t>((t.c_out + c - 1) / c * c * out_plane);
-      std::vector<float> whole(y_size), split(y_size);
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> whole(y_size, nan), split(y_size, nan);
       kernels::f32_direct_conv(p, x.data(), packed.data<float>(), bias.data(), nullptr,
                                whole.data(), 0, items);
-      for (int64_t i = 0; i < items; ++i) {
+      for (int64_t item = 0; item < items; ++item) {
         kernels::f32_direct_conv(p, x.data(), packed.data<float>(), bias.data(), nullptr,
-                                 split.data(), i, i + 1);
+                                 split.data(), item, item + 1);
       }
-      EXPECT_EQ(whole, split);
+      EXPECT_EQ(0, std::memcmp(whole.data(), split.data(), y_size * sizeof(float)));
     }
   });
 }

@@ -4,7 +4,8 @@
 // B * R accumulator vectors kept in registers over every input channel and tap; the tiles
 // per ISA and their derivation are in kernels/simd/register_tile-inl.h.
 // Border pixels (whose taps reach the padding) skip those taps, in tiles of consecutive
-// pixels that skip the same ones.
+// pixels that skip the same ones; in chunks of 4 blocks, in column tiles of one border
+// column's rows instead (ColumnBorder).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/direct/direct_conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -374,7 +375,7 @@ Span PassSpan(const Direct& k, int64_t g, int64_t ic, int64_t step) {
 
 // Pixels [o0, o1) of one output row of B blocks, for the cache pass over input channels
 // [ic, ic + step) of the group: the interior in tiles, border pixels in runs that skip
-// the same taps.
+// the same taps, or not at all when `columns` (ColumnBorder computes them).
 template <int B>
 void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_t o1, int64_t ic,
          int64_t step, bool columns) {
@@ -450,11 +451,12 @@ void RowN(int64_t blocks, const Direct& k, int64_t ob0, int64_t g, int64_t oh, i
 }
 
 // Column tiles of kTileMaxBlocks output blocks: TileImpl<kTileMaxBlocks, r, 0, false, true>
-// for a run-time r in [1, 6].
+// for a run-time r in [1, 6]; compiled only where kTileMaxBlocks is 4 (the targets with 32
+// vector registers), the only ones that run them.
 template <int R = 1>
 HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh,
                             int64_t ow, const Span& sp) {
-  if constexpr (R <= 6) {
+  if constexpr (kTileMaxBlocks >= 4 && R <= 6) {
     if (r == R) return TileImpl<kTileMaxBlocks, R, 0, false, true>(k, ob0, g, oh, ow, sp);
     ColumnTileN<R + 1>(r, k, ob0, g, oh, ow, sp);
   }
@@ -465,8 +467,10 @@ HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, 
 // are the same rows go as one tile (ColumnTileN). In a row, a border pixel is a tile of
 // one pixel: kTileMaxBlocks weight loads for as many FMAs. ResNet-18's layer4 convs (7 x 7
 // pixels, 2 of each row's 7 on the border) spent 40 % of their time in those tiles. Only
-// for chunks of kTileMaxBlocks blocks, whose tiles all keep one chain of accumulators
-// (TileImpl's kChains), so that a pixel adds in the same order in any tile.
+// for chunks of 4 blocks, whose tiles all keep one chain of accumulators (TileImpl's
+// kChains), so that a pixel adds in the same order in any tile. The rows are those of one
+// call's items: a call of one row (2 threads on a 7 x 7 map, ops::parallel_grid) runs
+// 1-row column tiles, as before.
 [[maybe_unused]] void ColumnBorder(const Direct& k, int64_t ob0, int64_t g, int64_t r0, int64_t r1,
                                    int64_t o0, int64_t o1, int64_t ic, int64_t step) {
   Span sp = PassSpan(k, g, ic, step);
@@ -597,9 +601,9 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
     const int64_t blocks = std::min<int64_t>(kTileMaxBlocks, k.group_blocks - first);
     const int64_t ob0 = g * k.group_blocks + first;
     const int64_t step = pass_channels(k, blocks);
-    // Border pixels in column tiles (ColumnBorder): chunks of 4 blocks (32-register
-    // targets; AVX2's chunks of 3 would sum a 1-pixel tile in two chains, TileImpl's
-    // kChains, and a longer one in one) of an NCHWc input with an interior in every row.
+    // Border pixels in column tiles (ColumnBorder): chunks of 4 blocks (AVX-512 and NEON;
+    // AVX2's chunks of 3 would sum a 1-pixel tile in two chains, TileImpl's kChains, and a
+    // longer one in one) of an NCHWc input with an interior in every row.
     const bool columns = kTileMaxBlocks >= 4 && blocks == kTileMaxBlocks && k.xb == k.c &&
                          !k.pointwise && inner.begin < inner.end &&
                          (inner.begin > 0 || inner.end < k.ow);
@@ -615,8 +619,9 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
           RowN(blocks, k, ob0, g, oh, o0, o1, ic, step, columns);
         }
         if (columns) {
-          // The left border of the rows whose first segment is in [ga, gb), the right
-          // border of those whose last segment is.
+          // The left border of the rows whose first segment is in [ga, gb) (all of it lies
+          // in segment 0, which starts the interior), the right border of those whose last
+          // segment is (also its pixels in earlier segments, where a wide border reaches).
           const int64_t s = k.segments;
           ColumnBorder(k, ob0, g, (ga + s - 1) / s, (gb + s - 1) / s, 0, inner.begin, ic, step);
           ColumnBorder(k, ob0, g, ga / s, gb / s, inner.end, k.ow, ic, step);

@@ -43,7 +43,7 @@ constexpr int64_t kPanelTiles = 4;
 // zero-padded input rows, so no im2col matrix exists.
 struct Product {
   const ref::GemmParams* p;
-  const float* a;
+  const float* a;  // A as p says; for the implicit GEMM, one chunk's rows packed (PackRows)
   float* y;
   GemmOutput out;
   int64_t lanes;
@@ -132,7 +132,8 @@ HWY_NOINLINE void FinishVector(D d, const Product& g, int64_t i, int64_t j, hn::
 inline int64_t RowStep(const ref::GemmParams& p) { return p.trans_a ? 1 : p.lda; }
 inline int64_t KStep(const ref::GemmParams& p) { return p.trans_a ? p.lda : 1; }
 
-// Rows [i0, i0 + R) x the V vectors of `cols` over all of K. kTaps: B's rows are
+// Rows [i0, i0 + R) x the V vectors of `cols` over all of K, or for kTaps over the input
+// channels of `pass` (A then packed, PackRows). kTaps: B's rows are
 // channel planes plus tap offsets (the implicit GEMM); otherwise one row every ldb
 // floats from cols.b, vector v at v * lanes (a GEMM: its own loop, which keeps the
 // offsets immediate; with the tap loop a 24-deep GEMM ran 1.28x slower).
@@ -321,8 +322,10 @@ ConvGemm conv_gemm(const ref::ConvParams& c, int64_t lanes) {
 // Input channels per cache pass of the implicit GEMM: a tile's B vectors for that many
 // channels (taps * kVectors vectors each) stay within two thirds of the L1 data cache,
 // as the direct conv's passes (kernels/direct), so the chunk's row tiles reuse them from
-// L1. ppocr's 96 -> 24 3x3 conv at 64 x 96 took 0.98 of its time with passes of 10 or
-// 21 channels against one pass of 96, whose strips (221 KB of vectors) came from L2.
+// L1. The budget counts the vectors loaded, not the lines they touch (a 3x3 tile's taps
+// overlap: about a third as many), nor A's slice. ppocr's 96 -> 24 3x3 conv at 64 x 96
+// took 0.98 of its time with passes of 10 or 21 channels against one pass of 96, whose
+// loads (221 KB of vectors per strip) came from L2.
 int64_t ConvGemmPassChannels(int64_t taps, int64_t lanes) {
   const int64_t per_channel = taps * kVectors * lanes * static_cast<int64_t>(sizeof(float));
   return std::max<int64_t>(1, l1d_cache_bytes() * 2 / 3 / per_channel);
@@ -333,10 +336,10 @@ int64_t ConvGemmPassChannels(int64_t taps, int64_t lanes) {
 // i1 zero.
 void PackRows(const float* a, int64_t k, int64_t i0, int64_t i1, float* out) {
   for (int64_t t0 = i0; t0 < i1; t0 += kRows) {
+    const int64_t rows = std::min<int64_t>(kRows, i1 - t0);
+    if (rows < kRows) std::fill(out, out + k * kRows, 0.0f);
     for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t r = 0; r < kRows; ++r) {
-        out[kk * kRows + r] = t0 + r < i1 ? a[(t0 + r) * k + kk] : 0.0f;
-      }
+      for (int64_t r = 0; r < rows; ++r) out[kk * kRows + r] = a[(t0 + r) * k + kk];
     }
     out += k * kRows;
   }

@@ -71,8 +71,10 @@ WorkGrid conv_gemm_work(const ref::FusedConvParams& p);
 /// to whole vectors, into a per-thread buffer ([C, band rows + (kH - 1) * dilation,
 /// OW rounded up to vectors + (kW - 1) * dilation]); the register tiles of f32_gemm then
 /// read every tap as a plain vector load, and a row's last, partial vector is stored
-/// lane-exact. Consecutive items of one band (one chunk of channels) share a copy;
-/// with more output channels than a chunk, each chunk copies the band again. x: [C, H, W]; w: [M,
+/// lane-exact. Each item copies its band (a call's consecutive items are different bands);
+/// with more output channels than a chunk, each chunk copies the band again. The tiles take
+/// K in cache passes of input channels, and read w packed per call and chunk into row tiles
+/// (a per-thread buffer of up to 48 x C * kH * kW floats). x: [C, H, W]; w: [M,
 /// C, kH, kW]; bias: [M] or nullptr; z, y: [M, OH, OW] (z read when p.epilogue.residual). Requires
 /// conv_gemm_supported(p).
 void f32_conv_gemm(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
