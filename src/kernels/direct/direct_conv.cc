@@ -53,6 +53,7 @@ struct Direct : ConvWindow {
   int64_t chunks_per_group;
   int64_t segment;      // output pixels per work item at most
   int64_t segments;     // pieces of an output row, one work item each
+  ref::Range inner;     // output columns whose window lies inside the row (the interior)
   int64_t seg_origin;   // the first interior column: segments s >= 1 start at origin + s * segment
   int64_t xb;           // x block: 1 (NCHW) or c
   int64_t x_cb_stride;  // floats between x's channel blocks (channel planes when xb = 1)
@@ -380,9 +381,8 @@ template <int B>
 void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_t o1, int64_t ic,
          int64_t step, bool columns) {
   const ref::Range rows = ref::valid_range(k.kh, k.dh, oh * k.sh - k.ph, k.h);
-  const ref::Range inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
-  const int64_t ia = std::clamp<int64_t>(inner.begin, o0, o1);
-  const int64_t ib = std::clamp<int64_t>(inner.end, ia, o1);
+  const int64_t ia = std::clamp<int64_t>(k.inner.begin, o0, o1);
+  const int64_t ib = std::clamp<int64_t>(k.inner.end, ia, o1);
   Span sp = PassSpan(k, g, ic, step);
   sp.kh0 = rows.begin;
   sp.kh1 = std::max(rows.begin, rows.end);
@@ -535,8 +535,8 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   // ended its first segment 95 pixels into the interior, in tiles of 6 and 5 after the 12s:
   // three tail tiles per row instead of one, 13 % of UltraFace's first layer's time (perf,
   // f32_direct_conv on 24 x 320) against 4 % now; the layer took 0.92 of its time.
-  k.seg_origin = std::clamp<int64_t>(
-      ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw).begin, 0, k.ow - 1);
+  k.inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
+  k.seg_origin = std::clamp<int64_t>(k.inner.begin, 0, k.ow - 1);
   const int64_t span = k.ow - k.seg_origin;
   k.segment = kSegment;
   if (k.oh * ((span + kSegment - 1) / kSegment) < kDirectMinSpatialUnits) {
@@ -592,7 +592,7 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // layer3.0.conv2 1576 against 1261.
   const int64_t units = k.oh * k.segments;
   const int64_t unit_pixels = std::min(k.segment, k.ow);
-  const ref::Range inner = ref::valid_range(k.ow, k.sw, -k.pw, k.wd - (k.kw - 1) * k.dw);
+  const ref::Range& inner = k.inner;
   for (int64_t item = begin; item < end;) {
     const int64_t chunk = item / units;
     const int64_t u0 = item % units, u1 = std::min(units, u0 + (end - item));
