@@ -81,6 +81,9 @@ kernels::ref::Epilogue parse_epilogue(const Attrs& a) {
              "{}: attribute 'residual_before_activation' must be 0 or 1, but got {}", a.where(),
              before);
   e.residual_before_activation = before == 1;
+  e.affine = a.has("affine_scale") || a.has("affine_shift");
+  e.scale = a.get_float("affine_scale", 1.0f);
+  e.shift = a.get_float("affine_shift", 0.0f);
   return e;
 }
 
@@ -89,6 +92,12 @@ void write_epilogue(const kernels::ref::Epilogue& e, std::map<std::string, ir::A
   attrs.erase("activation_alpha");
   attrs.erase("activation_beta");
   attrs.erase("residual_before_activation");
+  attrs.erase("affine_scale");
+  attrs.erase("affine_shift");
+  if (e.affine) {
+    attrs["affine_scale"] = float_attr(e.scale);
+    attrs["affine_shift"] = float_attr(e.shift);
+  }
   if (e.activation != Activation::kNone) {
     ir::Attribute name;
     name.type = ir::Attribute::Type::kString;

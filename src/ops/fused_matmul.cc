@@ -64,7 +64,7 @@ class FusedProductOp : public Op {
         has_input(inputs, residual_input_) ? inputs[residual_input_].contiguous() : Tensor();
     kernels::ref::Epilogue e = epilogue_;
     e.residual = z.defined();
-    if (!b.defined() && !e.residual && e.activation == kernels::ref::Activation::kNone) return;
+    if (!b.defined() && !e.residual && !e.maps_values()) return;
     Tensor& y = outputs[0];
     float* yd = y.data<float>();
     const float* bd = b.defined() ? b.data<float>() : nullptr;

@@ -7,17 +7,24 @@
 //   - an activation: Relu, Clip (min and max constant: attributes before opset 11, inputs
 //     from 11), LeakyRelu, HardSigmoid, HardSwish, Sigmoid, and SiLU as Mul(x, Sigmoid(x));
 //   - a residual Add of another tensor of the same type as the output (either operand
-//     order), as in ResNet (Conv -> Add -> Relu) and MobileNetV2 (Conv -> Add).
+//     order), as in ResNet (Conv -> Add -> Relu) and MobileNetV2 (Conv -> Add);
+//   - a tern.ScaleShift (plain layout; from fold-batch-norm) whose scale and shift are
+//     constants with one value each in all channels, into a Conv's epilogue as its affine
+//     map act(v) * scale + shift: PaddlePaddle's LearnableAffineBlock, a scalar Mul and
+//     Add after the HardSwish of 14 of ppocr's convs (fold-batch-norm merges each pair
+//     into a ScaleShift, and cannot fold it into the padded depthwise conv after it).
 // Legal when:
 //   - the fused node's current output t is read by the absorbed node only and is not a
 //     graph output (sole_consumer(); for SiLU, t is read by exactly the Sigmoid and the
 //     Mul, and the Sigmoid's output only by the Mul): t disappears, so no one else may
 //     need it;
 //   - the absorbed node's output has t's type (no broadcast grows the result);
-//   - the stages keep their order in the epilogue acc + bias [+ z] -> act [+ z]: a bias
-//     only before any activation or residual, one activation, and it must not follow a
-//     residual added after an activation; one residual (added before the activation when
-//     none is fused yet, so that a following activation still fuses: act(acc + b + z));
+//   - the stages keep their order in the epilogue acc + bias [+ z] -> act -> affine
+//     [+ z]: a bias only before any activation, affine map or residual, one activation,
+//     and it must not follow a residual added after an activation nor an affine map; one
+//     affine map, not after a residual added after the activation; one residual (added
+//     before the activation when neither an activation nor an affine map is fused yet,
+//     so that a following activation still fuses: act(acc + b + z));
 //   - a residual z is not t itself (Add(t, t)) and is not computed from t (the fused node
 //     reads z, so z must not depend on it: the graph stays a DAG; checked by walking the
 //     consumers of t);
@@ -98,14 +105,27 @@ Stages stages_of(const ir::Node& node) {
 
 // One possible absorption at node e.
 struct Match {
-  enum class Kind { kBias, kActivation, kResidual } kind = Kind::kActivation;
+  enum class Kind { kBias, kActivation, kResidual, kAffine } kind = Kind::kActivation;
   int producer = -1;  // the Conv / Gemm / MatMul (or fused) node
   int t = -1;         // its output, read by e
   int other = -1;     // kBias: the constant; kResidual: z
   int sigmoid = -1;   // SiLU: the Sigmoid node between t and the Mul
   Family family = Family::kConv;
   Epilogue activation;  // kActivation: the activation and its parameters
+  float scale = 1.0f;   // kAffine: the map
+  float shift = 0.0f;
 };
+
+// The one value of every element of constant value v (float32, at least one element),
+// or nullopt when v is not known at plan time or its elements differ.
+std::optional<float> uniform_constant(const Program& p, int v) {
+  if (v < 0 || !p.known[v].defined() || p.known[v].dtype() != DType::kFloat32) return std::nullopt;
+  const std::vector<float> values = p.known[v].to_float_vector();
+  if (values.empty()) return std::nullopt;
+  for (float x : values)
+    if (!(x == values[0])) return std::nullopt;  // NaN never matches: not uniform
+  return values[0];
+}
 
 // The constant per-channel (Conv) / per-column (MatMul) bias `c` for an output of shape
 // `y`, or an empty vector when c varies along another dim or would grow y. `axis` is the
@@ -184,9 +204,27 @@ std::optional<Epilogue> activation_of(const Program& p, const ir::Node& e) {
 std::vector<Match> candidates(const Program& p, int e) {
   std::vector<Match> out;
   const ir::Node& node = p.graph.nodes[e];
+  auto producer_of = [&](int v) { return v < 0 ? -1 : p.graph.values[v].producer; };
+  if (node.domain == ops::kInternalDomain && node.op_type == "ScaleShift" &&
+      node.inputs.size() == 3 && node.outputs.size() == 1 && node.outputs[0] >= 0) {
+    const ops::Attrs attrs(node.attrs, node.name);
+    const auto scale = uniform_constant(p, node.inputs[1]);
+    const auto shift = uniform_constant(p, node.inputs[2]);
+    Match m;
+    m.kind = Match::Kind::kAffine;
+    m.t = node.inputs[0];
+    m.producer = producer_of(m.t);
+    const auto family = family_of(p, m.producer);
+    if (attrs.get_int("block", 0) == 0 && scale && shift && family == Family::kConv) {
+      m.family = *family;
+      m.scale = *scale;
+      m.shift = *shift;
+      out.push_back(m);
+    }
+    return out;
+  }
   if (!node.domain.empty() || node.outputs.size() != 1 || node.outputs[0] < 0) return out;
   if (node.inputs.empty()) return out;
-  auto producer_of = [&](int v) { return v < 0 ? -1 : p.graph.values[v].producer; };
 
   if ((node.op_type == "Add" || node.op_type == "Mul") && node.inputs.size() == 2) {
     for (int k = 0; k < 2; ++k) {
@@ -272,9 +310,10 @@ bool is_legal(const Program& p, int e, const Match& m) {
   }
   const Stages s = stages_of(f);
   const bool has_activation = s.epilogue.activation != Activation::kNone;
+  const bool residual_after = s.residual && !s.epilogue.residual_before_activation;
   switch (m.kind) {
     case Match::Kind::kBias:
-      if (has_activation || s.residual) return false;
+      if (has_activation || s.epilogue.affine || s.residual) return false;
       if (m.family == Family::kConv) {
         const int b = input_at(f, kBiasInput);
         return b < 0 || p.known[b].defined();
@@ -285,7 +324,9 @@ bool is_legal(const Program& p, int e, const Match& m) {
         return b < 0 || p.known[b].defined();
       }
     case Match::Kind::kActivation:
-      return !has_activation && (!s.residual || s.epilogue.residual_before_activation);
+      return !has_activation && !s.epilogue.affine && !residual_after;
+    case Match::Kind::kAffine:
+      return !s.epilogue.affine && !residual_after;
     case Match::Kind::kResidual:
       if (s.residual || m.other == m.t || !p.types[m.other]) return false;
       if (!(*p.types[m.other] == *p.types[m.t])) return false;
@@ -350,9 +391,15 @@ class FuseEpilogue final : public NodeRule {
         s.epilogue.beta = m.activation.beta;
         break;
       case Match::Kind::kResidual:
-        // With no activation yet, add z before it, so a following activation still fuses.
-        s.epilogue.residual_before_activation = s.epilogue.activation == Activation::kNone;
+        // With no activation (nor affine map) yet, add z before it, so a following
+        // activation still fuses.
+        s.epilogue.residual_before_activation = !s.epilogue.maps_values();
         set_input(f, kResidualInput, m.other);
+        break;
+      case Match::Kind::kAffine:
+        s.epilogue.affine = true;
+        s.epilogue.scale = m.scale;
+        s.epilogue.shift = m.shift;
         break;
     }
     if (m.kind != Match::Kind::kResidual && !s.residual)

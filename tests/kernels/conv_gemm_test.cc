@@ -50,6 +50,7 @@ TEST(ConvGemm, MatchesReferenceOverSweep) {
         t.residual = i % 3 == 1;
         t.residual_before = i / 5 % 2 == 0;
         t.bias = i % 11 != 4;
+        t.affine = i % 13 % 4 == 1;
         run_conv_gemm(t, c, 100 + i);
       }
     }

@@ -52,6 +52,7 @@ TEST(DepthwiseConv, MatchesReferenceOverSweep) {
           t.residual = i % 3 == 1;
           t.residual_before = i / 5 % 2 == 0;
           t.bias = i % 7 != 3;
+          t.affine = i % 13 % 4 == 1;
           run_depthwise(t, c, 300 + i);
         }
       }

@@ -70,6 +70,7 @@ TEST(DirectConv, MatchesReferenceOverSweep) {
           t.residual = i % 3 == 1;
           t.residual_before = i / 5 % 2 == 0;
           t.bias = i % 11 != 4;
+          t.affine = i % 13 % 4 == 1;  // with every activation, residual order and layout
           run_direct(t, c, 100 + i);
         }
       }

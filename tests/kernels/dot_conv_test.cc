@@ -65,6 +65,7 @@ TEST(DotConv, MatchesReferenceOverSweep) {
           t.residual = i % 4 == 1;
           t.residual_before = i / 4 % 2 == 0;
           t.bias = i % 5 != 3;
+          t.affine = i % 13 % 4 == 1;
           runs += run_dot_conv(target, t, c, 700 + i, i % 7 == 0);  // OHWI is OIHW at 1x1
           ++i;
         }

@@ -39,6 +39,8 @@ struct NchwcConvCase {
   kernels::ref::Activation activation = kernels::ref::Activation::kNone;
   bool residual = false, residual_before = false;
   bool bias = true;
+  bool affine = false;  ///< the epilogue's affine map after the activation: * kScale + kShift
+  static constexpr float kScale = -1.25f, kShift = 0.375f;
 
   int64_t end_pad() const { return pad_end < 0 ? pad : pad_end; }
   /// Output extent along H or W for input extent `in`.
@@ -55,9 +57,12 @@ struct NchwcConvCase {
     std::ostringstream s;
     s << "C" << c_in << " M" << c_out << " g" << groups << " " << h << "x" << w << " k" << k << " s"
       << stride << " p" << pad << " d" << dilation << " x" << (x_block ? "NCHW" : "NCHWc") << " y"
-      << (y_block == kNhwc ? "NHWC" : y_block ? "NCHW" : "NCHWc") << " act"
-      << static_cast<int>(activation)
-      << (residual ? (residual_before ? " z-before" : " z-after") : "") << (bias ? "" : " nobias");
+      << (y_block == kNhwc ? "NHWC"
+          : y_block        ? "NCHW"
+                           : "NCHWc")
+      << " act" << static_cast<int>(activation)
+      << (residual ? (residual_before ? " z-before" : " z-after") : "") << (bias ? "" : " nobias")
+      << (affine ? " affine" : "");
     return s.str();
   }
 };
@@ -192,6 +197,9 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
   p.epilogue.beta = t.activation == kernels::ref::Activation::kClip ? 0.75f : 0.5f;
   p.epilogue.residual = t.residual;
   p.epilogue.residual_before_activation = t.residual_before;
+  p.epilogue.affine = t.affine;
+  p.epilogue.scale = NchwcConvCase::kScale;
+  p.epilogue.shift = NchwcConvCase::kShift;
 
   const int64_t cg = t.c_in / t.groups;
   const int64_t in_plane = t.h * t.w, out_plane = p.conv.out.size();
@@ -259,11 +267,16 @@ inline void check_nchwc_conv(const NchwcConvCase& t, int64_t c, int64_t items,
       want[j] = expected[j];
       // Both kernels round each of the cg*k*k products and sums (plus the bias and the
       // residual); the activations here are 1-Lipschitz except HardSwish (<= 1.5) and
-      // keep the bound up to a factor 2 and one rounding of the result.
+      // keep the bound up to a factor 2 and one rounding of the result. The affine map
+      // scales that by |kScale| and rounds twice more, each at most an ULP of
+      // |expected| + |kShift| (the product's size).
       const double terms = static_cast<double>(cg * t.k * t.k + 2);
-      tol[j] = 2.0 * sum_tolerance(abs_sum[j] + (t.residual ? std::fabs(z[j]) : 0.0),
-                                   static_cast<int64_t>(terms)) +
-               std::ldexp(std::fabs(expected[j]), -22) + (more.empty() ? 0.0 : more[j]);
+      const double scale = t.affine ? std::fabs(NchwcConvCase::kScale) : 1.0;
+      tol[j] = 2.0 * scale *
+                   sum_tolerance(abs_sum[j] + (t.residual ? std::fabs(z[j]) : 0.0),
+                                 static_cast<int64_t>(terms)) +
+               std::ldexp(std::fabs(expected[j]) + (t.affine ? NchwcConvCase::kShift : 0.0), -22) +
+               (more.empty() ? 0.0 : scale * more[j]);
     }
   }
   EXPECT_EQ(bad_pad, 0) << "padded output lanes that are not 0";

@@ -5,13 +5,15 @@
 // decides NaN and signed zeros; the scalar target's Max and Min differ there. Through
 // f32_gemm (every dispatchable target, the scalar one included) and f32_direct_conv
 // (every target with a fast kernel), each value reaching the activation unchanged:
-// -0 + 1 * v (the bias -0 keeps v's zero sign).
+// -0 + 1 * v (the bias -0 keeps v's zero sign). With the affine map after the activation
+// too.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/direct/direct_conv.h"
@@ -59,6 +61,21 @@ std::vector<Epilogue> epilogues() {
     e.beta = hi;
     out.push_back(e);
   }
+  // The affine map after the activation, with shifts of either zero: its product and sum
+  // round as one FMA would (an arm64 reference may contract them), so the bits must agree
+  // on every target, zero signs and NaN included.
+  for (const auto& [act, scale, shift] : {std::tuple{Activation::kRelu, 2.0f, -0.0f},
+                                          {Activation::kNone, -0.5f, 0.0f},
+                                          {Activation::kClip, -1.0f, -0.0f}}) {
+    e = {};
+    e.activation = act;
+    e.alpha = -1.0f;
+    e.beta = 2.0f;
+    e.affine = true;
+    e.scale = scale;
+    e.shift = shift;
+    out.push_back(e);
+  }
   return out;
 }
 
@@ -76,7 +93,8 @@ void expect_activated(const Epilogue& e, const std::vector<float>& x, const floa
     const float want = kernels::ref::activate(e, x[i]);
     EXPECT_TRUE(same_bits(y[i * stride], want))
         << kernel << ", activation " << static_cast<int>(e.activation) << " [" << e.alpha << ", "
-        << e.beta << "] of " << x[i] << ": got " << y[i * stride] << ", want " << want;
+        << e.beta << "]" << (e.affine ? " affine" : "") << " of " << x[i] << ": got "
+        << y[i * stride] << ", want " << want;
   }
 }
 

@@ -138,6 +138,7 @@ NchwcConvCase sweep_case(int i, int64_t h, int64_t pad, int64_t c) {
   t.residual = i % 3 == 1;
   t.residual_before = i / 8 % 2 == 0;  // both orders with every activation
   t.bias = i % 11 != 4;
+  t.affine = i % 13 % 4 == 1;
   return t;
 }
 

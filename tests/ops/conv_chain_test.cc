@@ -1,6 +1,7 @@
 // tern.ConvChain (src/ops/conv_chain.cc) against its layers run one after the other as
 // FusedConvs on whole tensors: UltraFace's first four layers (a first conv from NCHW at
-// stride 2, a depthwise, a pointwise and a stride-2 depthwise conv) and a chain with a
+// stride 2, a depthwise, a pointwise and a stride-2 depthwise conv; two with an affine map
+// after the activation) and a chain with a
 // dilated 3x3 conv, a 5x5 depthwise conv and a residual on its last layer; image heights
 // and widths from 1 to 33, channels that are not multiples of the block, bands of 1 to 3
 // rows and the default, 1 to 3 threads, a 1x1 conv at stride 2, an NCHW last output
@@ -168,12 +169,18 @@ void expect_chain_matches(const Tensor& x, const std::vector<Layer>& layers, con
 }
 
 // UltraFace's first four layers on an h x w image: 3 -> c1 (3x3 stride 2), depthwise
-// c1, pointwise c1 -> c2, depthwise c2 at stride 2 (NCHW output when `nchw_out`).
+// c1, pointwise c1 -> c2, depthwise c2 at stride 2 (NCHW output when `nchw_out`). The
+// first and the pointwise layer end with an affine map after their Relu, as ppocr's
+// layers do after their HardSwish.
 std::vector<Layer> ultraface_layers(int64_t c1, int64_t c2, int64_t block, bool nchw_out) {
-  return {conv_layer("first", 3, c1, 3, 2, 1, 1, 1, block, true, false, 1),
-          conv_layer("dw1", c1, c1, 3, 1, 1, 1, c1, block, false, false, 3),
-          conv_layer("pw", c1, c2, 1, 1, 1, 0, 1, block, false, false, 5),
-          conv_layer("dw2", c2, c2, 3, 2, 1, 1, c2, block, false, nchw_out, 7)};
+  std::vector<Layer> layers = {
+      conv_layer("first", 3, c1, 3, 2, 1, 1, 1, block, true, false, 1),
+      conv_layer("dw1", c1, c1, 3, 1, 1, 1, c1, block, false, false, 3),
+      conv_layer("pw", c1, c2, 1, 1, 1, 0, 1, block, false, false, 5),
+      conv_layer("dw2", c2, c2, 3, 2, 1, 1, c2, block, false, nchw_out, 7)};
+  layers[0].attrs.f("affine_scale", -0.75f).f("affine_shift", 0.25f);
+  layers[2].attrs.f("affine_scale", 1.5f).f("affine_shift", -0.125f);
+  return layers;
 }
 
 TEST(ConvChain, FirstLayersMatchTheLayersOneAfterTheOther) {

@@ -2,7 +2,8 @@
 // Conv+bias Add, ResNet's Conv+Add+Relu, MobileNetV2's Conv+Clip and Conv+Add, every
 // activation, SiLU, Gemm and MatMul), the structure after the pass and the results with
 // and without it; and the must-not-fuse cases (a second reader, a graph output, stages
-// out of order, Add(t, t), shapes that broadcast), left alone with the results unchanged.
+// out of order, Add(t, t), shapes that broadcast), left alone with the results unchanged;
+// and the affine map after the activation (a ScaleShift of one scale and one shift).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -582,6 +583,106 @@ TEST(FuseEpilogue, GemmWithCThenConstantAddStays) {
   EXPECT_EQ(count_ops(p, "Add"), 1);
   EXPECT_EQ(count_ops(p, "Relu"), 1);
   expect_pass_keeps_results(m, {{"x", random_tensor({3, 10}, 6)}}, "fuse-epilogue");
+}
+
+// ---- the affine map after the activation (ppocr's LearnableAffineBlock) -----------------
+
+// The program after fold-batch-norm (which merges a scalar Mul and Add into a ScaleShift)
+// and fuse-epilogue.
+passes::Program fused_affine(const ModelBuilder& model, const std::vector<ops::TensorType>& types) {
+  return compile(model, types,
+                 all_passes_except({"fold-constants", "eliminate-identity", "eliminate-dead",
+                                    "fold-batch-norm", "fuse-epilogue"}));
+}
+
+// Conv -> `act` -> Mul(scale) -> Add(shift) -> y, the constants of shape `shape`.
+ModelBuilder affine_model(const std::string& act, const Shape& shape,
+                          const std::vector<float>& scale, const std::vector<float>& shift) {
+  ModelBuilder m;
+  m.input("x", {1, 6, 7, 9});
+  m.output("y");
+  conv(m, "conv", "x", "c", 6, 5);
+  m.node(act, {"c"}, {"r"}, "act");
+  m.initializer("scale", shape, scale);
+  m.initializer("shift", shape, shift);
+  m.node("Mul", {"scale", "r"}, {"s"}, "mul");
+  m.node("Add", {"s", "shift"}, {"y"}, "add");
+  return m;
+}
+
+TEST(FuseEpilogue, ScalarAffineAfterTheActivation) {
+  for (const std::string act : {"HardSwish", "Relu", "Sigmoid"}) {
+    SCOPED_TRACE(act);
+    const ModelBuilder m = affine_model(act, {1}, {-1.25f}, {0.375f});
+    const passes::Program p = fused_affine(m, {kX});
+    EXPECT_EQ(count_ops(p, "Mul") + count_ops(p, "Add") + count_ops(p, "ScaleShift"), 0);
+    ASSERT_EQ(count_ops(p, "FusedConv"), 1);
+    const ir::Node& f = *nodes_of(p, "FusedConv")[0];
+    EXPECT_EQ(str_attr(f, "activation"), act);
+    EXPECT_EQ(float_attr(f, "affine_scale"), -1.25f);
+    EXPECT_EQ(float_attr(f, "affine_shift"), 0.375f);
+    EXPECT_EQ(p.graph.values[f.outputs[0]].name, "y");
+    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue");
+  }
+}
+
+TEST(FuseEpilogue, ResidualAfterTheAffineMap) {
+  // Relu -> Mul -> Add(shift) -> Add(z): y = Relu(conv) * s + t + z.
+  ModelBuilder m = affine_model("Relu", {}, {0.5f}, {-2.0f});
+  m.graph().mutable_output(0)->set_name("y2");
+  m.input("z", {1, 5, 7, 9});
+  m.node("Add", {"z", "y"}, {"y2"}, "residual");
+  const passes::Program p = fused_affine(m, {kX, {DType::kFloat32, {1, 5, 7, 9}}});
+  EXPECT_EQ(count_ops(p, "Add") + count_ops(p, "ScaleShift"), 0);
+  ASSERT_EQ(count_ops(p, "FusedConv"), 1);
+  const ir::Node& f = *nodes_of(p, "FusedConv")[0];
+  EXPECT_EQ(float_attr(f, "affine_scale"), 0.5f);
+  EXPECT_EQ(int_attr(f, "residual_before_activation"), 0);
+  EXPECT_EQ(input_name(p, f, 3), "z");
+  auto feeds = feed_x();
+  feeds.push_back({"z", random_tensor({1, 5, 7, 9}, 5)});
+  expect_pass_keeps_results(m, feeds, "fuse-epilogue");
+}
+
+TEST(FuseEpilogue, AffineMapsThatStay) {
+  {  // One scale per channel: the epilogue holds one scale and one shift.
+    const ModelBuilder m = affine_model("Relu", {1, 5, 1, 1}, {1.0f, 2.0f, 3.0f, 4.0f, 5.0f},
+                                        {0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
+    const passes::Program p = fused_affine(m, {kX});
+    EXPECT_EQ(count_ops(p, "ScaleShift"), 1);
+    EXPECT_EQ(str_attr(*nodes_of(p, "FusedConv")[0], "activation"), "Relu");
+    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue");
+  }
+  {  // Relu -> Add(z) -> Mul -> Add: the residual after the activation came first.
+    ModelBuilder m;
+    m.input("x", {1, 6, 7, 9});
+    m.input("z", {1, 5, 7, 9});
+    m.output("y");
+    conv(m, "conv", "x", "c", 6, 5);
+    m.node("Relu", {"c"}, {"r"}, "relu");
+    m.node("Add", {"r", "z"}, {"a"}, "residual");
+    m.initializer("scale", {}, {3.0f});
+    m.initializer("shift", {}, {1.0f});
+    m.node("Mul", {"a", "scale"}, {"s"}, "mul");
+    m.node("Add", {"s", "shift"}, {"y"}, "add");
+    const passes::Program p = fused_affine(m, {kX, {DType::kFloat32, {1, 5, 7, 9}}});
+    EXPECT_EQ(count_ops(p, "ScaleShift"), 1);
+    const ir::Node& f = *nodes_of(p, "FusedConv")[0];
+    EXPECT_EQ(input_name(p, f, 3), "z");
+    EXPECT_EQ(f.attrs.count("affine_scale"), 0u);
+    auto feeds = feed_x();
+    feeds.push_back({"z", random_tensor({1, 5, 7, 9}, 6)});
+    expect_pass_keeps_results(m, feeds, "fuse-epilogue");
+  }
+  {  // Relu -> Mul -> Add -> Relu: an activation after the affine map stays.
+    ModelBuilder m = affine_model("Relu", {1}, {-1.0f}, {0.25f});
+    m.graph().mutable_output(0)->set_name("y2");
+    m.node("Relu", {"y"}, {"y2"}, "relu2");
+    const passes::Program p = fused_affine(m, {kX});
+    EXPECT_EQ(count_ops(p, "ScaleShift"), 0);
+    EXPECT_EQ(count_ops(p, "Relu"), 1);
+    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue");
+  }
 }
 
 }  // namespace

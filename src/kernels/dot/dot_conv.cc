@@ -247,7 +247,7 @@ HWY_INLINE void StoreSums(const ref::FusedConvParams& p, int64_t lanes, int64_t 
   const Lanes4 o = OutputLanes(p, lanes, plane, s, m0);
   if (whole) {
     const ref::Epilogue& e = p.epilogue;
-    if (e.activation != ref::Activation::kNone || e.residual) {
+    if (e.maps_values() || e.residual) {
       v = EpilogueVector(D4(), e, v, z + o.off);
     }
     hn::StoreU(hn::IfThenElseZero(real, v), D4(), y + o.off);

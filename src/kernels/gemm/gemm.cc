@@ -74,17 +74,18 @@ struct Pass {
 };
 
 // How a tile finishes its accumulators (bias already in them): a plain store, Relu then
-// store, or the general path (alpha, beta, residual, any activation) per vector.
+// store, or the general path (alpha, beta, residual, any activation, the affine map) per
+// vector.
 enum class Finish { kStore, kRelu, kGeneral };
 
 Finish finish_mode(const Product& g) {
   const ref::GemmParams& p = *g.p;
   if (p.alpha != 1.0f || p.beta != 0.0f) return Finish::kGeneral;
   const ref::Epilogue* e = g.out.e;
-  if (e == nullptr || (!e->residual && e->activation == ref::Activation::kNone)) {
-    return Finish::kStore;
+  if (e == nullptr || (!e->residual && !e->maps_values())) return Finish::kStore;
+  if (!e->residual && !e->affine && e->activation == ref::Activation::kRelu) {
+    return Finish::kRelu;
   }
-  if (!e->residual && e->activation == ref::Activation::kRelu) return Finish::kRelu;
   return Finish::kGeneral;
 }
 
@@ -208,7 +209,7 @@ HWY_NOINLINE void Tile(const Product& g, int64_t i0, const TileCols& cols, Finis
     float* yr = g.y + (i0 + r) * p.ldy;
     HWY_UNROLL(8) for (int v = 0; v < V; ++v) {
       Vec out = acc[r][v];
-      if (mode == Finish::kRelu) out = ActivateAs<ref::Activation::kRelu>(d, *g.out.e, out);
+      if (mode == Finish::kRelu) out = ActivationOnlyAs<ref::Activation::kRelu>(d, *g.out.e, out);
       if (!kTaps) {
         hn::StoreU(out, d, yr + cols.col_y[0] + v * lanes);
       } else if (cols.valid[v] == lanes) {

@@ -1,6 +1,8 @@
 // Reference epilogue of the fused operators (FusedConv, FusedGemm, FusedMatMul): what
 // happens to an accumulated output element before it is stored: bias, an optional
-// residual tensor added before or after the activation, and the activation itself.
+// residual tensor added before or after the activation, the activation itself, and an
+// affine map with one scale and shift after it (FusedConv only: PaddlePaddle's
+// LearnableAffineBlock, a scalar Mul and Add after every activation of ppocr's backbone).
 // The paper's "bias on the first input-channel pass, ReLU on the last, in registers"
 // (DESIGN.md) is this function applied while the accumulator is still in a register.
 #pragma once
@@ -25,21 +27,29 @@ enum class Activation {
   kSilu,         ///< x * sigmoid(x): ONNX Mul(x, Sigmoid(x)), also called Swish
 };
 
-/// Bias, residual and activation of one fused operator. The op adds its bias (per output
-/// channel or column) to the accumulator first; then
-///   residual_before_activation: y = act(acc + bias + z)
-///   otherwise:                  y = act(acc + bias) + z
-/// and without a residual y = act(acc + bias).
+/// Bias, residual, activation and affine map of one fused operator. The op adds its bias
+/// (per output channel or column) to the accumulator first; then, with
+/// f(v) = act(v) * scale + shift when `affine` (else act(v)),
+///   residual_before_activation: y = f(acc + bias + z)
+///   otherwise:                  y = f(acc + bias) + z
+/// and without a residual y = f(acc + bias). The affine map is the op's "activation
+/// stage" as much as the activation is: every kernel applies both where it applies act.
 struct Epilogue {
   Activation activation = Activation::kNone;
   float alpha = 0.0f;     ///< kClip: min; kLeakyRelu, kHardSigmoid: alpha
   float beta = 0.0f;      ///< kClip: max; kHardSigmoid: beta
   bool residual = false;  ///< a residual tensor z is added
   bool residual_before_activation = false;
+  bool affine = false;  ///< act(v) * scale + shift (ONNX Mul then Add: two roundings)
+  float scale = 1.0f;
+  float shift = 0.0f;
+
+  /// Whether the activation stage changes any value: an activation or the affine map.
+  bool maps_values() const { return activation != Activation::kNone || affine; }
 };
 
-/// The activation of `e` applied to one value.
-inline float activate(const Epilogue& e, float v) {
+/// The activation of `e` alone applied to one value (no affine map).
+inline float activation_only(const Epilogue& e, float v) {
   switch (e.activation) {
     case Activation::kNone:
       return v;
@@ -60,6 +70,13 @@ inline float activate(const Epilogue& e, float v) {
       return v * (1.0f / (1.0f + std::exp(-v)));
   }
   return v;
+}
+
+/// The activation stage of `e` applied to one value: the activation, then the affine map
+/// when e.affine (the expression of the ScaleShift kernel it replaces, x * s + t).
+inline float activate(const Epilogue& e, float v) {
+  v = activation_only(e, v);
+  return e.affine ? v * e.scale + e.shift : v;
 }
 
 /// Applies the epilogue to n elements:

@@ -97,13 +97,13 @@ HWY_INLINE V SigmoidVector(D d, V v) {
   return hn::IfThenElse(hn::IsNaN(v), v, s);
 }
 
-/// Activation A of `e` on a vector, A known at compile time (the tile stores pick it once
+/// Activation A of `e` alone on a vector, A known at compile time (the tile stores pick it once
 /// per tile). Each gives the reference's result bit for bit (NaN and signed zeros
 /// included): the reference's expression, or on x86 Relu and Clip through max and min
 /// (kX86MaxMin); but Sigmoid and SiLU (SigmoidVector). A must have a vector form (see
 /// needs_scalar_activation); other kinds return v.
 template <ref::Activation A, class D, class V = hn::Vec<D>>
-HWY_INLINE V ActivateAs(D d, const ref::Epilogue& e, V v) {
+HWY_INLINE V ActivationOnlyAs(D d, const ref::Epilogue& e, V v) {
   const V zero = hn::Zero(d);
   if constexpr (A == ref::Activation::kSigmoid) {
     return SigmoidVector(d, v);
@@ -137,6 +137,16 @@ HWY_INLINE V ActivateAs(D d, const ref::Epilogue& e, V v) {
   } else {
     return v;
   }
+}
+
+/// The activation stage of `e` with activation A on a vector: ActivationOnlyAs, then the
+/// affine map when e.affine as the reference computes it (a product, then a sum: ONNX's
+/// Mul and Add, two roundings; no FMA, which would round once).
+template <ref::Activation A, class D, class V = hn::Vec<D>>
+HWY_INLINE V ActivateAs(D d, const ref::Epilogue& e, V v) {
+  v = ActivationOnlyAs<A>(d, e, v);
+  if (e.affine) v = hn::Add(hn::Mul(v, hn::Set(d, e.scale)), hn::Set(d, e.shift));
+  return v;
 }
 
 /// Calls f(std::integral_constant<ref::Activation, A>{}) with A = a, and returns its
@@ -325,13 +335,15 @@ HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
   // Vector r of a block whose residual starts at zb (not read without a residual, when
   // z may be null).
+  // No affine map here: StoreBlocks sends those epilogues to StoreBlocksSlow, so that
+  // the tiles' stores test nothing per vector.
   const auto finish = [&](V v, const float* zb, int r) HWY_ATTR {
     if constexpr (Z == Residual::kBefore) {
-      return ActivateAs<A>(d, e, hn::Add(v, hn::LoadU(d, zb + r * c)));
+      return ActivationOnlyAs<A>(d, e, hn::Add(v, hn::LoadU(d, zb + r * c)));
     } else if constexpr (Z == Residual::kAfter) {
-      return hn::Add(ActivateAs<A>(d, e, v), hn::LoadU(d, zb + r * c));
+      return hn::Add(ActivationOnlyAs<A>(d, e, v), hn::LoadU(d, zb + r * c));
     } else {
-      return ActivateAs<A>(d, e, v);
+      return ActivationOnlyAs<A>(d, e, v);
     }
   };
   const auto residual_at = [&](int64_t off) -> const float* {
@@ -363,8 +375,8 @@ HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
   }
 }
 
-/// StoreBlocks for an NCHWc y and activation A: residual and activation in registers,
-/// padded lanes of the last block zeroed, one store per vector.
+/// StoreBlocks for an NCHWc y and activation A, without an affine map: residual and
+/// activation in registers, padded lanes of the last block zeroed, one store per vector.
 template <ref::Activation A, int B, int R, class D, class V = hn::Vec<D>>
 HWY_INLINE void StoreBlocksAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
                               V (&acc)[B][R]) {
@@ -393,7 +405,8 @@ HWY_INLINE void StoreFirstN(D d, V v, float* p, int64_t n) {
 }
 
 /// StoreBlocks for an NHWC y (a conv whose Transpose(0, 2, 3, 1) was fused into it, as
-/// in the detection heads), activation A and no residual: output block ob of pixel pix
+/// in the detection heads), activation A, no residual and no affine map: output block ob
+/// of pixel pix
 /// is the one contiguous run y[pix * M + ob * c ...] of min(c, M - ob * c) channels.
 template <ref::Activation A, int B, int R, class D, class V = hn::Vec<D>>
 HWY_INLINE void StoreBlocksNhwcAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
@@ -405,7 +418,7 @@ HWY_INLINE void StoreBlocksNhwcAs(D d, const OutputTarget& o, int64_t ob0, int64
     const int64_t ch = (ob0 + b) * c, n = std::min(c, m - ch);
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
       const int64_t off = (pix0 + r) * m + ch;
-      const V v = ActivateAs<A>(d, e, acc[b][r]);
+      const V v = ActivationOnlyAs<A>(d, e, acc[b][r]);
       if (n == c) {
         hn::StoreU(v, d, y + off);
       } else {
@@ -417,16 +430,17 @@ HWY_INLINE void StoreBlocksNhwcAs(D d, const OutputTarget& o, int64_t ob0, int64
 
 /// Stores the finished accumulators acc[b][r] (bias included) of output blocks ob0 ..
 /// ob0 + B - 1 at the consecutive output pixels pix0 .. pix0 + R - 1 through the
-/// epilogue. The common case (NCHWc y; no activation, Relu or Clip) stays in registers
-/// with one switch per tile; the others (NCHW y, the other activations) go through a
-/// buffer to StoreBlocksSlow. Keeping every per-vector branch and call out of the tile
-/// lets the compiler keep a tile's accumulators and weights in registers: with a switch
+/// epilogue. The common case (NCHWc y; no activation, Relu or Clip; no affine map) stays
+/// in registers with one switch per tile; the others (NCHW y, the other activations, an
+/// affine map) go through a buffer to StoreBlocksSlow. Keeping every per-vector branch and call out
+/// of the tile lets the compiler keep a tile's accumulators and weights in registers: with a switch
 /// and a possible call per vector, GCC 12 spilled a weight vector of the pointwise 2x12
 /// tile into the FMA loop.
 template <int B, int R, class D, class V = hn::Vec<D>>
 HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
                             V (&acc)[B][R]) {
-  if (o.y_block == static_cast<int64_t>(hn::Lanes(d))) {
+  const bool fast = !o.e->affine;
+  if (fast && o.y_block == static_cast<int64_t>(hn::Lanes(d))) {
     switch (o.e->activation) {
       case ref::Activation::kNone:
         return StoreBlocksAs<ref::Activation::kNone>(d, o, ob0, pix0, acc);
@@ -437,7 +451,7 @@ HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix
       default:
         break;
     }
-  } else if (o.nhwc && !o.e->residual) {
+  } else if (fast && o.nhwc && !o.e->residual) {
     switch (o.e->activation) {
       case ref::Activation::kNone:
         return StoreBlocksNhwcAs<ref::Activation::kNone>(d, o, ob0, pix0, acc);
