@@ -44,14 +44,15 @@ struct alignas(64) Share {
   std::atomic<uint64_t> range{0};
 };
 
-/// Claims up to `block` units of `s` from its front (owner) or back (thief) into
-/// [begin, end); false when the share is empty.
+/// Claims units of `s` into [begin, end): from its front (the owner) half of what is left,
+/// at least `block` (guided self-scheduling); from its back (a thief) up to `block`. False
+/// when the share is empty.
 inline bool claim(Share& s, int64_t block, bool front, int64_t& begin, int64_t& end) {
   uint64_t v = s.range.load(std::memory_order_relaxed);
   for (;;) {
     const int64_t f = static_cast<int64_t>(v >> 32), b = static_cast<int64_t>(v & 0xffffffffu);
     if (f >= b) return false;
-    const int64_t nf = front ? std::min(b, f + block) : f;
+    const int64_t nf = front ? std::min(b, f + std::max(block, (b - f + 1) / 2)) : f;
     const int64_t nb = front ? b : std::max(f, b - block);
     const uint64_t next = static_cast<uint64_t>(nf) << 32 | static_cast<uint64_t>(nb);
     if (s.range.compare_exchange_weak(v, next, std::memory_order_acq_rel)) {
@@ -64,19 +65,26 @@ inline bool claim(Share& s, int64_t block, bool front, int64_t& begin, int64_t& 
 
 }  // namespace detail
 
-/// Blocks a thread's share of parallel_blocks is claimed in: small enough that a late
-/// thread leaves little to wait for, large enough that claims (one atomic each) and the
-/// kernel's per-call setup stay negligible.
+/// Blocks a thread's share of parallel_blocks is stolen in (and the least its owner
+/// claims): small enough that a late thread leaves little to wait for, large enough that
+/// claims (one atomic each) and the kernel's per-call setup stay negligible.
 inline constexpr int64_t kBlocksPerShare = 8;
 
 /// Calls fn(begin, end) for blocks [begin, end) of the units [0, units), which together
 /// cover it exactly once, on at most `num_threads` threads. Thread t owns the t-th
-/// contiguous share and works through it front to back, a block (1/kBlocksPerShare of the
-/// share) at a time; a thread whose share is done takes blocks from the back of the other
-/// shares (work stealing). A thread that runs late (on the 2-vCPU development host the
-/// pool's worker finished its equal share of a layer 15 to 50 us after the caller, in
-/// every layer of SqueezeNet) then delays the layer by at most one block, while most
-/// units still run on the thread that owns their region. One thread: fn(0, units).
+/// contiguous share and works through it front to back, each claim half of what is left
+/// of it (at least a block, 1/kBlocksPerShare of the share); a thread whose share is done
+/// takes blocks from the back of the other shares (work stealing). A thread that starts
+/// late (on the 2-vCPU development host the pool's worker finished its equal share of a
+/// layer 15 to 50 us after the caller, in every layer of SqueezeNet) then delays the layer
+/// by at most one block, while most units still run on the thread that owns their region.
+/// Why halves: a call of fn runs every output-channel chunk of parallel_grid over its
+/// units, and a depthwise call re-reads the window's rows above its first; in calls of one
+/// block, RetinaFace's 40 x 40 and 20 x 20 depthwise layers ran no faster at 2 threads
+/// than at 1 (a 20 x 20 layer of 16 blocks took 1.9 times as long in calls of 1 row as in
+/// one call). Against blocks, the models took 0.85 to 0.99 of their time at 2 threads
+/// (alternated), never measurably more; a worker stalled inside its first claim may now
+/// hold up to half its share. One thread: fn(0, units).
 template <class Fn>
 void parallel_blocks(int64_t units, int num_threads, Fn&& fn) {
   const int threads = static_cast<int>(std::min<int64_t>(num_threads, units));

@@ -11,11 +11,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <tuple>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace tern::ops {
@@ -84,6 +85,21 @@ TEST(ParallelBlocks, InsideAnotherCallOneThreadDoesEverything) {
   for (size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].load(), 1) << i;
 }
 
+TEST(ParallelBlocks, OwnersClaimHalfOfWhatIsLeftThievesABlock) {
+  // A nested call runs inline on one thread, which owns share 0 (units 0 to 79) and then
+  // takes share 1 from its back; blocks are 160 / 2 / kBlocksPerShare = 10 units.
+  ASSERT_EQ(kBlocksPerShare, 8);
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  parallel_run(2, [&](int t, int) {
+    if (t != 0) return;
+    parallel_blocks(160, 2, [&](int64_t begin, int64_t end) { calls.emplace_back(begin, end); });
+  });
+  const std::vector<std::pair<int64_t, int64_t>> want = {
+      {0, 40},    {40, 60},   {60, 70},   {70, 80},   {150, 160}, {140, 150},
+      {130, 140}, {120, 130}, {110, 120}, {100, 110}, {90, 100},  {80, 90}};
+  EXPECT_EQ(calls, want);
+}
+
 TEST(ParallelBlocks, AStalledThreadsShareIsTaken) {
   if (std::min(thread_limit(), available_processors()) < 2) GTEST_SKIP() << "one thread only";
   // The first thread to run a block stalls in it until the other thread has done every
@@ -112,7 +128,7 @@ TEST(ParallelBlocks, AStalledThreadsShareIsTaken) {
   ASSERT_EQ(done.size(), 2u);
   int64_t least = 160;
   for (const auto& [id, count] : done) least = std::min(least, count);
-  EXPECT_LE(least, 160 / 2 / kBlocksPerShare) << "the staller ran only its first block";
+  EXPECT_LE(least, 160 / 2 / 2) << "the staller ran only its first claim: half its share";
 }
 
 TEST(ParallelGrid, CoversEveryItemOnceAndSplitsSpatially) {
