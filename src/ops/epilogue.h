@@ -12,8 +12,9 @@
 //                              y = act(acc + bias + Z) instead of act(acc + bias) + Z
 //   affine_scale, affine_shift float (defaults 1 and 0; either present = an affine map):
 //                              act(v) * affine_scale + affine_shift after the activation
-//                              (FusedConv only; fuse-epilogue absorbs a ScaleShift with
-//                              one scale and one shift)
+//                              (every fused op applies it; fuse-epilogue sets it on
+//                              FusedConv only, from a ScaleShift with one scale and one
+//                              shift)
 // Whether a residual is added is not an attribute: the op adds one when its Z input is
 // present.
 #pragma once

@@ -1,4 +1,5 @@
-// FusedConv (internal, domain "tern"): Conv + epilogue (bias, residual Add, activation),
+// FusedConv (internal, domain "tern"): Conv + epilogue (bias, residual Add, activation,
+// affine map),
 // reading and writing NCHW or NCHWc, with ONNX or packed weights. Created by the passes
 // fuse-epilogue, assign-layout and pack-weights, never by a model file.
 // Kernels: kernels/direct (first layer, pointwise, general k x k), kernels/depthwise,

@@ -33,6 +33,7 @@
 // Every value stays float32 (Conv, Gemm and MatMul are float-only here). The fused node
 // keeps the producer's name and writes the absorbed node's output value.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -117,13 +118,14 @@ struct Match {
 };
 
 // The one value of every element of constant value v (float32, at least one element),
-// or nullopt when v is not known at plan time or its elements differ.
+// or nullopt when v is not known at plan time or its elements differ in any bit (+0 and
+// -0 differ: a shift of -0 keeps a -0 product's sign, +0 does not).
 std::optional<float> uniform_constant(const Program& p, int v) {
   if (v < 0 || !p.known[v].defined() || p.known[v].dtype() != DType::kFloat32) return std::nullopt;
   const std::vector<float> values = p.known[v].to_float_vector();
   if (values.empty()) return std::nullopt;
   for (float x : values)
-    if (!(x == values[0])) return std::nullopt;  // NaN never matches: not uniform
+    if (std::bit_cast<uint32_t>(x) != std::bit_cast<uint32_t>(values[0])) return std::nullopt;
   return values[0];
 }
 
@@ -352,7 +354,8 @@ class FuseEpilogue final : public NodeRule {
  public:
   const char* name() const override { return "fuse-epilogue"; }
   const char* summary() const override {
-    return "fuse bias, activation and residual Add into Conv/Gemm/MatMul";
+    return "fuse bias, activation and residual Add into Conv/Gemm/MatMul, and a ScaleShift of "
+           "one scale and shift into a Conv";
   }
 
  protected:

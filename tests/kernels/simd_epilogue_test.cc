@@ -5,8 +5,11 @@
 // decides NaN and signed zeros; the scalar target's Max and Min differ there. Through
 // f32_gemm (every dispatchable target, the scalar one included) and f32_direct_conv
 // (every target with a fast kernel), each value reaching the activation unchanged:
-// -0 + 1 * v (the bias -0 keeps v's zero sign). With the affine map after the activation
-// too.
+// -0 + 1 * v (the bias -0 keeps v's zero sign). HardSigmoid, HardSwish and the affine map
+// after the activation too: their products and sums round twice in the kernels and in the
+// reference alike (tern_kernels builds with -ffp-contract=off; the expected values come
+// from the out-of-line ref::f32_epilogue, built there, not from an inline call here, which
+// an arm64 compiler would contract into one FMA).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,12 +64,20 @@ std::vector<Epilogue> epilogues() {
     e.beta = hi;
     out.push_back(e);
   }
-  // The affine map after the activation, with shifts of either zero: its product and sum
-  // round as one FMA would (an arm64 reference may contract them), so the bits must agree
-  // on every target, zero signs and NaN included.
+  e = {};
+  e.activation = Activation::kHardSigmoid;
+  e.alpha = 0.2f;
+  e.beta = 0.5f;
+  out.push_back(e);
+  e.activation = Activation::kHardSwish;
+  out.push_back(e);
+  // The affine map after the activation: zero shifts of either sign (zero signs, NaN)
+  // and ones that round (1.1 and 0.3 are not exact in binary).
   for (const auto& [act, scale, shift] : {std::tuple{Activation::kRelu, 2.0f, -0.0f},
                                           {Activation::kNone, -0.5f, 0.0f},
-                                          {Activation::kClip, -1.0f, -0.0f}}) {
+                                          {Activation::kClip, -1.0f, -0.0f},
+                                          {Activation::kNone, 1.1f, 0.3f},
+                                          {Activation::kHardSwish, -1.1f, 0.3f}}) {
     e = {};
     e.activation = act;
     e.alpha = -1.0f;
@@ -90,7 +101,8 @@ bool same_bits(float a, float b) {
 void expect_activated(const Epilogue& e, const std::vector<float>& x, const float* y,
                       int64_t stride, const char* kernel) {
   for (size_t i = 0; i < x.size(); ++i) {
-    const float want = kernels::ref::activate(e, x[i]);
+    float want = 0.0f;
+    kernels::ref::f32_epilogue(e, 1, &x[i], 1, nullptr, 0, nullptr, 0, &want, 1);
     EXPECT_TRUE(same_bits(y[i * stride], want))
         << kernel << ", activation " << static_cast<int>(e.activation) << " [" << e.alpha << ", "
         << e.beta << "]" << (e.affine ? " affine" : "") << " of " << x[i] << ": got "

@@ -644,6 +644,55 @@ TEST(FuseEpilogue, ResidualAfterTheAffineMap) {
   expect_pass_keeps_results(m, feeds, "fuse-epilogue");
 }
 
+TEST(FuseEpilogue, AffineAfterAResidualBeforeTheActivation) {
+  // Conv -> Add(z) -> Relu -> Mul -> Add: y = Relu(conv + z) * s + t.
+  ModelBuilder m;
+  m.input("x", {1, 6, 7, 9});
+  m.input("z", {1, 5, 7, 9});
+  m.output("y");
+  conv(m, "conv", "x", "c", 6, 5);
+  m.node("Add", {"c", "z"}, {"a"}, "residual");
+  m.node("Relu", {"a"}, {"r"}, "relu");
+  m.initializer("scale", {}, {0.75f});
+  m.initializer("shift", {}, {-0.5f});
+  m.node("Mul", {"r", "scale"}, {"s"}, "mul");
+  m.node("Add", {"s", "shift"}, {"y"}, "add");
+  const passes::Program p = fused_affine(m, {kX, {DType::kFloat32, {1, 5, 7, 9}}});
+  EXPECT_EQ(count_ops(p, "Add") + count_ops(p, "Relu") + count_ops(p, "ScaleShift"), 0);
+  ASSERT_EQ(count_ops(p, "FusedConv"), 1);
+  const ir::Node& f = *nodes_of(p, "FusedConv")[0];
+  EXPECT_EQ(int_attr(f, "residual_before_activation"), 1);
+  EXPECT_EQ(float_attr(f, "affine_scale"), 0.75f);
+  EXPECT_EQ(float_attr(f, "affine_shift"), -0.5f);
+  auto feeds = feed_x();
+  feeds.push_back({"z", random_tensor({1, 5, 7, 9}, 7)});
+  expect_pass_keeps_results(m, feeds, "fuse-epilogue");
+}
+
+TEST(FuseEpilogue, AffineWithoutActivation) {
+  // Weights given at run time: fold-batch-norm cannot fold the Mul and Add into them, and
+  // they become the epilogue's map with no activation.
+  ModelBuilder m;
+  m.input("x", {1, 6, 7, 9});
+  m.input("w", {5, 6, 3, 3});
+  m.output("y");
+  set_ints(m.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  m.initializer("scale", {1}, {-2.0f});
+  m.initializer("shift", {1}, {0.125f});
+  m.node("Mul", {"c", "scale"}, {"s"}, "mul");
+  m.node("Add", {"s", "shift"}, {"y"}, "add");
+  const ops::TensorType w{DType::kFloat32, {5, 6, 3, 3}};
+  const passes::Program p = fused_affine(m, {kX, w});
+  EXPECT_EQ(count_ops(p, "Mul") + count_ops(p, "Add") + count_ops(p, "ScaleShift"), 0);
+  ASSERT_EQ(count_ops(p, "FusedConv"), 1);
+  const ir::Node& f = *nodes_of(p, "FusedConv")[0];
+  EXPECT_EQ(str_attr(f, "activation"), "");
+  EXPECT_EQ(float_attr(f, "affine_scale"), -2.0f);
+  auto feeds = feed_x();
+  feeds.push_back({"w", random_tensor({5, 6, 3, 3}, 8)});
+  expect_pass_keeps_results(m, feeds, "fuse-epilogue");
+}
+
 TEST(FuseEpilogue, AffineMapsThatStay) {
   {  // One scale per channel: the epilogue holds one scale and one shift.
     const ModelBuilder m = affine_model("Relu", {1, 5, 1, 1}, {1.0f, 2.0f, 3.0f, 4.0f, 5.0f},
@@ -673,6 +722,23 @@ TEST(FuseEpilogue, AffineMapsThatStay) {
     auto feeds = feed_x();
     feeds.push_back({"z", random_tensor({1, 5, 7, 9}, 6)});
     expect_pass_keeps_results(m, feeds, "fuse-epilogue");
+  }
+  {  // After a Gemm: only a Conv's epilogue takes the map.
+    ModelBuilder m;
+    m.input("x", {3, 10});
+    m.output("y");
+    m.initializer("w", {4, 10}, weights(40, 1));
+    set_int(m.node("Gemm", {"x", "w"}, {"g"}, "fc"), "transB", 1);
+    m.node("Relu", {"g"}, {"r"}, "relu");
+    m.initializer("scale", {}, {3.0f});
+    m.initializer("shift", {}, {1.0f});
+    m.node("Mul", {"r", "scale"}, {"s"}, "mul");
+    m.node("Add", {"s", "shift"}, {"y"}, "add");
+    const passes::Program p = fused_affine(m, {{DType::kFloat32, {3, 10}}});
+    EXPECT_EQ(count_ops(p, "ScaleShift"), 1);
+    ASSERT_EQ(count_ops(p, "FusedGemm"), 1);
+    EXPECT_EQ(nodes_of(p, "FusedGemm")[0]->attrs.count("affine_scale"), 0u);
+    expect_pass_keeps_results(m, {{"x", random_tensor({3, 10}, 6)}}, "fuse-epilogue");
   }
   {  // Relu -> Mul -> Add -> Relu: an activation after the affine map stays.
     ModelBuilder m = affine_model("Relu", {1}, {-1.0f}, {0.25f});
