@@ -68,6 +68,20 @@ TEST(Reorder, ToNchwNeverReadsPaddedLanes) {
   EXPECT_EQ(back.to_float_vector(), x.to_float_vector());
 }
 
+TEST(Reorder, ToNchwOverRunsAndThreadSplits) {
+  // 13 x 11 = 143 pixels: two whole runs of kernels::ref::kReorderRun (64) and a tail of
+  // 15, split among 1 to 3 threads at multiples of 16 pixels; 2 images; padded lanes NaN.
+  for (int64_t c : kBlocks) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(fmt::format("c={} threads={}", c, threads));
+      const Tensor x = random_tensor<float>({2, 21, 13, 11}, 17 + threads);
+      const Tensor back =
+          run_reorder(AttrMap().s("to", "NCHW").i("channels", 21), block_nchw(x, c, NAN), threads);
+      EXPECT_EQ(back.to_float_vector(), x.to_float_vector());
+    }
+  }
+}
+
 TEST(Reorder, Errors) {
   expect_error<ModelError>([] { make_internal("Reorder", AttrMap()); }, {"'to'"});
   expect_error<ModelError>([] { make_internal("Reorder", AttrMap().s("to", "NHWC")); },
