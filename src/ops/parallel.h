@@ -82,9 +82,9 @@ inline constexpr int64_t kBlocksPerShare = 8;
 /// units, and a depthwise call re-reads the window's rows above its first; in calls of one
 /// block, RetinaFace's 40 x 40 and 20 x 20 depthwise layers ran no faster at 2 threads
 /// than at 1 (a 20 x 20 layer of 16 blocks took 1.9 times as long in calls of 1 row as in
-/// one call). Against blocks, the models took 0.85 to 0.99 of their time at 2 threads
-/// (alternated), never measurably more; a worker stalled inside its first claim may now
-/// hold up to half its share. One thread: fn(0, units).
+/// one call). Against blocks, the models took 0.83 to 1.02 of their time at 2 threads
+/// (three alternated runs; all but SqueezeNet's 1.02 below 1); a worker stalled inside its
+/// first claim may now hold up to half its share. One thread: fn(0, units).
 template <class Fn>
 void parallel_blocks(int64_t units, int num_threads, Fn&& fn) {
   const int threads = static_cast<int>(std::min<int64_t>(num_threads, units));

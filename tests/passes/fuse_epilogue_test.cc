@@ -595,6 +595,19 @@ passes::Program fused_affine(const ModelBuilder& model, const std::vector<ops::T
                                     "fold-batch-norm", "fuse-epilogue"}));
 }
 
+// Adds Mul(x, scale) -> Add(shift) -> y (Mul(scale, x) when `scale_first`), the
+// constants of shape `shape`.
+void affine_tail(ModelBuilder& m, const std::string& x, const Shape& shape,
+                 const std::vector<float>& scale, const std::vector<float>& shift,
+                 bool scale_first = false) {
+  m.initializer("scale", shape, scale);
+  m.initializer("shift", shape, shift);
+  m.node("Mul",
+         scale_first ? std::vector<std::string>{"scale", x} : std::vector<std::string>{x, "scale"},
+         {"s"}, "mul");
+  m.node("Add", {"s", "shift"}, {"y"}, "add");
+}
+
 // Conv -> `act` -> Mul(scale) -> Add(shift) -> y, the constants of shape `shape`.
 ModelBuilder affine_model(const std::string& act, const Shape& shape,
                           const std::vector<float>& scale, const std::vector<float>& shift) {
@@ -603,10 +616,7 @@ ModelBuilder affine_model(const std::string& act, const Shape& shape,
   m.output("y");
   conv(m, "conv", "x", "c", 6, 5);
   m.node(act, {"c"}, {"r"}, "act");
-  m.initializer("scale", shape, scale);
-  m.initializer("shift", shape, shift);
-  m.node("Mul", {"scale", "r"}, {"s"}, "mul");
-  m.node("Add", {"s", "shift"}, {"y"}, "add");
+  affine_tail(m, "r", shape, scale, shift, true);
   return m;
 }
 
@@ -653,10 +663,7 @@ TEST(FuseEpilogue, AffineAfterAResidualBeforeTheActivation) {
   conv(m, "conv", "x", "c", 6, 5);
   m.node("Add", {"c", "z"}, {"a"}, "residual");
   m.node("Relu", {"a"}, {"r"}, "relu");
-  m.initializer("scale", {}, {0.75f});
-  m.initializer("shift", {}, {-0.5f});
-  m.node("Mul", {"r", "scale"}, {"s"}, "mul");
-  m.node("Add", {"s", "shift"}, {"y"}, "add");
+  affine_tail(m, "r", {}, {0.75f}, {-0.5f});
   const passes::Program p = fused_affine(m, {kX, {DType::kFloat32, {1, 5, 7, 9}}});
   EXPECT_EQ(count_ops(p, "Add") + count_ops(p, "Relu") + count_ops(p, "ScaleShift"), 0);
   ASSERT_EQ(count_ops(p, "FusedConv"), 1);
@@ -677,10 +684,7 @@ TEST(FuseEpilogue, AffineWithoutActivation) {
   m.input("w", {5, 6, 3, 3});
   m.output("y");
   set_ints(m.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
-  m.initializer("scale", {1}, {-2.0f});
-  m.initializer("shift", {1}, {0.125f});
-  m.node("Mul", {"c", "scale"}, {"s"}, "mul");
-  m.node("Add", {"s", "shift"}, {"y"}, "add");
+  affine_tail(m, "c", {1}, {-2.0f}, {0.125f});
   const ops::TensorType w{DType::kFloat32, {5, 6, 3, 3}};
   const passes::Program p = fused_affine(m, {kX, w});
   EXPECT_EQ(count_ops(p, "Mul") + count_ops(p, "Add") + count_ops(p, "ScaleShift"), 0);
@@ -710,10 +714,7 @@ TEST(FuseEpilogue, AffineMapsThatStay) {
     conv(m, "conv", "x", "c", 6, 5);
     m.node("Relu", {"c"}, {"r"}, "relu");
     m.node("Add", {"r", "z"}, {"a"}, "residual");
-    m.initializer("scale", {}, {3.0f});
-    m.initializer("shift", {}, {1.0f});
-    m.node("Mul", {"a", "scale"}, {"s"}, "mul");
-    m.node("Add", {"s", "shift"}, {"y"}, "add");
+    affine_tail(m, "a", {}, {3.0f}, {1.0f});
     const passes::Program p = fused_affine(m, {kX, {DType::kFloat32, {1, 5, 7, 9}}});
     EXPECT_EQ(count_ops(p, "ScaleShift"), 1);
     const ir::Node& f = *nodes_of(p, "FusedConv")[0];
@@ -730,10 +731,7 @@ TEST(FuseEpilogue, AffineMapsThatStay) {
     m.initializer("w", {4, 10}, weights(40, 1));
     set_int(m.node("Gemm", {"x", "w"}, {"g"}, "fc"), "transB", 1);
     m.node("Relu", {"g"}, {"r"}, "relu");
-    m.initializer("scale", {}, {3.0f});
-    m.initializer("shift", {}, {1.0f});
-    m.node("Mul", {"r", "scale"}, {"s"}, "mul");
-    m.node("Add", {"s", "shift"}, {"y"}, "add");
+    affine_tail(m, "r", {}, {3.0f}, {1.0f});
     const passes::Program p = fused_affine(m, {{DType::kFloat32, {3, 10}}});
     EXPECT_EQ(count_ops(p, "ScaleShift"), 1);
     ASSERT_EQ(count_ops(p, "FusedGemm"), 1);
