@@ -350,8 +350,12 @@ class ConvChainOp final : public Op {
       const int64_t items = kernels::depthwise_conv_work(q).items();
       kernels::f32_depthwise_conv(q, xs, ly.w, ly.bias, zs, ys, 0, items);
     } else {
-      const int64_t items = kernels::direct_conv_work(q).items();
-      kernels::f32_direct_conv(q, xs, ly.w, ly.bias, zs, ys, 0, items);
+      // One call computes the band: rows keep full segments (min_units 1). Shortened for
+      // threads that never split it, UltraFace RFB-640's 2-row bands of pointwise layers
+      // ran in segments of one 12-pixel tile, each paying a row's setup: its second chain
+      // took 1.02 to 1.10 times as long (Zen 4, --per-layer, 3 alternated runs).
+      const int64_t items = kernels::direct_conv_work(q, 1).items();
+      kernels::f32_direct_conv(q, xs, ly.w, ly.bias, zs, ys, 0, items, 1);
     }
   }
 

@@ -23,11 +23,20 @@ using test::NchwcConvCase;
 
 using test::kActivations;
 
-void run_direct(const NchwcConvCase& t, int64_t c, uint32_t seed) {
+// f32_direct_conv over the work items of direct_conv_work(p, min_units).
+test::NchwcConvKernel direct_kernel(int64_t min_units = kernels::kDirectMinSpatialUnits) {
+  return [min_units](const kernels::ref::FusedConvParams& p, const float* x, const float* w,
+                     const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
+    kernels::f32_direct_conv(p, x, w, bias, z, y, begin, end, min_units);
+  };
+}
+
+void run_direct(const NchwcConvCase& t, int64_t c, uint32_t seed,
+                int64_t min_units = kernels::kDirectMinSpatialUnits) {
   const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
   ASSERT_TRUE(kernels::direct_conv_supported(p)) << t.str();
-  test::check_nchwc_conv(t, c, kernels::direct_conv_work(p).items(), kernels::f32_direct_conv,
-                         seed);
+  test::check_nchwc_conv(t, c, kernels::direct_conv_work(p, min_units).items(),
+                         direct_kernel(min_units), seed);
 }
 
 // The scalar baseline (1 lane, while its NCHWc block is 4) has no fast kernel.
@@ -181,12 +190,15 @@ TEST(DirectConv, BlocksFartherApartThanTheImage) {
     NchwcConvCase nchw = test::layer_case(c, 5, 6, 7);
     nchw.y_block = true;
     cases.push_back(nchw);
+    // Also in the full-length segments of a ConvChain's one call per band (min_units 1).
     for (size_t i = 0; i < cases.size(); ++i) {
       const kernels::ref::FusedConvParams p = test::nchwc_conv_params(cases[i], c);
       ASSERT_TRUE(kernels::direct_conv_supported(p)) << cases[i].str();
-      test::check_nchwc_conv(cases[i], c, kernels::direct_conv_work(p).items(),
-                             test::with_plane_gaps(kernels::f32_direct_conv, 3),
-                             950 + static_cast<uint32_t>(i));
+      for (const int64_t min_units : {kernels::kDirectMinSpatialUnits, int64_t{1}}) {
+        test::check_nchwc_conv(cases[i], c, kernels::direct_conv_work(p, min_units).items(),
+                               test::with_plane_gaps(direct_kernel(min_units), 3),
+                               950 + static_cast<uint32_t>(i));
+      }
     }
   });
 }
@@ -263,6 +275,10 @@ TEST(DirectConv, SmallPointwiseImagesKeepSixteenSpatialUnits) {
       const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
       EXPECT_EQ(kernels::direct_conv_work(p).inner, s.inner) << t.str();
       run_direct(t, c, 950 + static_cast<uint32_t>(s.h));
+      // A caller that computes every item in one call (min_units 1) keeps segments of 96
+      // pixels: 400 pixels in 5, 1600 in 17, 100 in 2, 169 in 2.
+      EXPECT_EQ(kernels::direct_conv_work(p, 1).inner, (s.h * s.w + 95) / 96) << t.str();
+      run_direct(t, c, 970 + static_cast<uint32_t>(s.h), 1);
     }
     // Direct 3x3: 5 rows of 7 keep one segment per row (5 units). 2 rows of 200 ask for
     // ceil(16 / 2) = 8 segments per row: the 199 pixels from the first interior column / 8

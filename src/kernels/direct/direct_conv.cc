@@ -495,7 +495,7 @@ HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, 
 }
 
 Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
-               const float* z, float* y) {
+               const float* z, float* y, int64_t min_units) {
   const ref::ConvParams& cp = p.conv;
   Direct k;
   static_cast<ConvWindow&>(k) = conv_window(cp);
@@ -523,7 +523,8 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   // A small image (a pointwise layer at 20x20: one flattened row of 400 pixels, 5
   // segments) takes shorter segments, whole tiles of 12 pixels (on AVX-512 the 3-block
   // tiles of 8 pixels leave a tail of 4; every other tile divides 12), so that its rows x
-  // segments reach kDirectMinSpatialUnits where they can. With 5 units, parallel_grid split its
+  // segments reach min_units (kDirectMinSpatialUnits for a layer that threads split)
+  // where they can. With 5 units, parallel_grid split its
   // output-channel chunks across the threads instead, and the depthwise layer after it,
   // split by rows, read half its input from the other thread's caches: RetinaFace 640's
   // stage3.1 depthwise (20x20, 256 channels) took 0.048 to 0.059 ms at 2 threads against
@@ -539,9 +540,9 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   k.seg_origin = std::clamp<int64_t>(k.inner.begin, 0, k.ow - 1);
   const int64_t span = k.ow - k.seg_origin;
   k.segment = kSegment;
-  if (k.oh * ((span + kSegment - 1) / kSegment) < kDirectMinSpatialUnits) {
+  if (k.oh * ((span + kSegment - 1) / kSegment) < min_units) {
     constexpr int64_t kTile = kTileMaxPixels<1>;
-    const int64_t per_row = (kDirectMinSpatialUnits + k.oh - 1) / k.oh;
+    const int64_t per_row = (min_units + k.oh - 1) / k.oh;
     k.segment = std::clamp<int64_t>(span / per_row / kTile * kTile, kTile, kSegment);
   }
   k.segments = (span + k.segment - 1) / k.segment;
@@ -566,23 +567,23 @@ bool DirectSupported(const ref::FusedConvParams& p) {
   return cp.groups == 1 || (cp.out_channels / cp.groups) % c == 0;
 }
 
-WorkGrid DirectWork(const ref::FusedConvParams& p) {
-  const Direct k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr);
+WorkGrid DirectWork(const ref::FusedConvParams& p, int64_t min_units) {
+  const Direct k = resolve(p, nullptr, nullptr, nullptr, nullptr, nullptr, min_units);
   return {p.conv.groups * k.chunks_per_group, k.oh * k.segments};
 }
 
 void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
-                const float* z, float* y, int64_t begin, int64_t end) {
+                const float* z, float* y, int64_t begin, int64_t end, int64_t min_units) {
 #if HWY_TARGET == HWY_SCALAR
   // One lane: direct_conv_supported is false here, and the tiles are not compiled for this
   // target (they were half of this file's build time).
-  (void)p, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)begin, (void)end;
+  (void)p, (void)x, (void)w, (void)bias, (void)z, (void)y, (void)begin, (void)end, (void)min_units;
   HWY_ABORT("f32_direct_conv: no SIMD target (block 1)");
 #else
   // The caller checked direct_conv_supported on this target; a plan whose block is not
   // this target's vector width would read and write past its buffers.
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
-  const Direct k = resolve(p, x, w, bias, z, y);
+  const Direct k = resolve(p, x, w, bias, z, y, min_units);
   // A run of consecutive items (row segments) of one chunk, one thread's share, goes cache
   // pass by cache pass: each pass's weights (two thirds of L1, pass_channels) serve every
   // item of the run from L1 before the next pass, in groups of items whose partial sums
@@ -650,13 +651,14 @@ bool direct_conv_supported(const ref::FusedConvParams& p) {
   return HWY_DYNAMIC_DISPATCH(DirectSupported)(p);
 }
 
-WorkGrid direct_conv_work(const ref::FusedConvParams& p) {
-  return HWY_DYNAMIC_DISPATCH(DirectWork)(p);
+WorkGrid direct_conv_work(const ref::FusedConvParams& p, int64_t min_units) {
+  return HWY_DYNAMIC_DISPATCH(DirectWork)(p, min_units);
 }
 
 void f32_direct_conv(const ref::FusedConvParams& p, const float* x, const float* w,
-                     const float* bias, const float* z, float* y, int64_t begin, int64_t end) {
-  HWY_DYNAMIC_DISPATCH(DirectConv)(p, x, w, bias, z, y, begin, end);
+                     const float* bias, const float* z, float* y, int64_t begin, int64_t end,
+                     int64_t min_units) {
+  HWY_DYNAMIC_DISPATCH(DirectConv)(p, x, w, bias, z, y, begin, end, min_units);
 }
 
 }  // namespace tern::kernels

@@ -19,18 +19,22 @@ namespace tern::kernels {
 /// (so each output block reads one group's input channels).
 bool direct_conv_supported(const ref::FusedConvParams& p);
 
-/// Spatial units (output rows x row segments) direct_conv_work gives an image at least,
-/// where whole 12-pixel tiles allow: a row's segments are then shortened to reach this
-/// many (a 10x10 pointwise layer, 100 pixels, gets 9 segments of 12). ops::parallel_grid
-/// splits a layer by region only with kMinSpatialUnitsPerThread units per thread; this
-/// keeps 2 threads on that split.
+/// Spatial units (output rows x row segments) direct_conv_work gives an image at least by
+/// default, where whole 12-pixel tiles allow: a row's segments are then shortened to reach
+/// this many (a 10x10 pointwise layer, 100 pixels, gets 9 segments of 12).
+/// ops::parallel_grid splits a layer by region only with kMinSpatialUnitsPerThread units
+/// per thread; this keeps 2 threads on that split.
 inline constexpr int64_t kDirectMinSpatialUnits = 16;
 
 /// Work items of one image: (chunk of up to 4 output-channel blocks (3 on AVX2 and SSE4),
 /// output row, row segment) triples, chunk major: a grid of chunks x (rows x segments);
 /// f32_direct_conv computes any sub-range of [0, items()), so callers split it across
-/// threads (ops::parallel_grid).
-WorkGrid direct_conv_work(const ref::FusedConvParams& p);
+/// threads (ops::parallel_grid). min_units: the spatial units to reach (see
+/// kDirectMinSpatialUnits); 1 for a caller that computes every item in one call (a
+/// ConvChain's band), whose rows then keep full-length segments. It must be the value
+/// given to f32_direct_conv.
+WorkGrid direct_conv_work(const ref::FusedConvParams& p,
+                          int64_t min_units = kDirectMinSpatialUnits);
 
 /// y = epilogue(conv(x, w) + bias, z) for work items [begin, end) of one image, like
 /// ref::f32_fused_conv (same layouts: x [C, H, W] or [ceil(C/c), H, W, c]; w packed
@@ -42,8 +46,10 @@ WorkGrid direct_conv_work(const ref::FusedConvParams& p);
 /// same taps on the padding. Input channels go in L1-sized passes: the first starts the
 /// accumulators from -0 and adds the bias after its FMAs, later ones start from the
 /// partial sums stored in y, and the last applies the epilogue in registers before its
-/// store. Requires direct_conv_supported(p).
+/// store. Items are those of direct_conv_work(p, min_units). Requires
+/// direct_conv_supported(p).
 void f32_direct_conv(const ref::FusedConvParams& p, const float* x, const float* w,
-                     const float* bias, const float* z, float* y, int64_t begin, int64_t end);
+                     const float* bias, const float* z, float* y, int64_t begin, int64_t end,
+                     int64_t min_units = kDirectMinSpatialUnits);
 
 }  // namespace tern::kernels
