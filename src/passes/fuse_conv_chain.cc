@@ -9,7 +9,8 @@
 // kChainMinBytes per image, is read by the next FusedConv only, as its X (not also as
 // its residual Z), and is no graph output, and while bands of
 // ops::kConvChainMinBandRows rows fit in L2 (ops::conv_chain_grow_bytes; the op's bands
-// then take half of L2, or 2 rows within all of it, and may be lower): each stride-2 layer doubles
+// then take half of L2, or 2 rows within all of it, and may be lower), or bands of 1 row
+// where the output has ops::kConvChainSpillBytes or more: each stride-2 layer doubles
 // the rows a band needs of every layer before it. Every layer runs the direct or the depthwise
 // kernel (its "algorithm": direct-first, pointwise, direct or depthwise), writes NCHWc (the last
 // one NCHWc or NCHW), has output rows that each read an input row (ops::conv_rows_read_input), and
@@ -66,13 +67,14 @@ class FuseConvChain final : public Pass {
         }
         if (string_attr(node, "x_layout", "NCHW") != "NCHWc") break;
         if (string_attr(last, "y_layout", "NCHW") != "NCHWc") break;
-        // Bands of kConvChainMinBandRows rows must fit: each layer adds its window's rows
-        // to the band of every layer before it.
+        // Bands of kConvChainMinBandRows rows (1 past kConvChainSpillBytes) must fit: each
+        // layer adds its window's rows to the band of every layer before it.
         params.push_back(conv_params(p, next));
         if (!ops::conv_rows_read_input(params.back().conv)) break;
         std::vector<int64_t> rows(params.size());
-        if (ops::conv_chain_band_rows(params, ops::kConvChainMinBandRows, rows) >
-            ops::conv_chain_grow_bytes()) {
+        const int64_t min_rows =
+            bytes(p, v) >= ops::kConvChainSpillBytes ? 1 : ops::kConvChainMinBandRows;
+        if (ops::conv_chain_band_rows(params, min_rows, rows) > ops::conv_chain_grow_bytes()) {
           break;
         }
         chain.push_back(next);
@@ -115,13 +117,15 @@ class FuseConvChain final : public Pass {
     return node.inputs.size() > kResidualInput && node.inputs[kResidualInput] >= 0;
   }
 
-  // Whether value v has at least kChainMinBytes per image.
-  static bool large(const Program& p, int v) {
+  // Bytes per image of value v (whose type is known); 0 for a scalar or an empty batch.
+  static int64_t bytes(const Program& p, int v) {
     const ops::TensorType& t = *p.types[v];
-    if (t.shape.empty() || t.shape[0] < 1) return false;
-    return shape_numel(t.shape) / t.shape[0] * static_cast<int64_t>(dtype_size(t.dtype)) >=
-           kChainMinBytes;
+    if (t.shape.empty() || t.shape[0] < 1) return 0;
+    return shape_numel(t.shape) / t.shape[0] * static_cast<int64_t>(dtype_size(t.dtype));
   }
+
+  // Whether value v has at least kChainMinBytes per image.
+  static bool large(const Program& p, int v) { return bytes(p, v) >= kChainMinBytes; }
 
   // The ConvChain node of FusedConv nodes `chain`: X, each layer's W and B, the last
   // one's Z; each layer's attributes under "<i>.", its name in "names".

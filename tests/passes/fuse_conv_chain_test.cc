@@ -2,12 +2,14 @@
 // more) become one ConvChain that starts at the first conv and ends before the layer
 // whose input is small; the last layer may add a residual; not across a value another
 // node reads too (or the next layer reads as its residual as well), and not at all at a
-// small input size; results agree with the pass off, on one and two threads.
+// small input size; at 480 x 640, outputs past kConvChainSpillBytes join in bands of 1 row;
+// results agree with the pass off, on one and two threads.
 #include <span>
 
 #include "base/cpu.h"
 #include "kernels/reference/fused_conv.h"
 #include "ops/conv_chain.h"
+#include "support/test_env.h"
 #include "toy_model_util.h"
 
 namespace tern::test {
@@ -82,27 +84,37 @@ kernels::ref::FusedConvParams chain_layer(int64_t c_in, int64_t c_out, int64_t g
   return p;
 }
 
+// How many of `layers` (a chain's candidates, in order, each output at least 1 MiB) the
+// pass chains from the first, computed as it does: the next layer joins while bands of
+// kConvChainMinBandRows rows of it fit conv_chain_grow_bytes(), or bands of 1 row where
+// the output it reads has kConvChainSpillBytes or more. At least 2: the tests' first two
+// layers fit any L2 of 512 KiB or more.
+size_t expected_chain_length(const std::vector<kernels::ref::FusedConvParams>& layers) {
+  size_t n = 2;
+  for (; n < layers.size(); ++n) {
+    const kernels::ref::FusedConvParams& last = layers[n - 1];
+    const int64_t out_bytes = kernels::ref::fused_conv_padded_channels(last) * last.conv.out.h *
+                              last.conv.out.w * int64_t{sizeof(float)};
+    const int64_t min_rows =
+        out_bytes >= ops::kConvChainSpillBytes ? 1 : ops::kConvChainMinBandRows;
+    std::vector<int64_t> rows(n + 1);
+    const std::span<const kernels::ref::FusedConvParams> first(layers.data(), n + 1);
+    if (ops::conv_chain_band_rows(first, min_rows, rows) > ops::conv_chain_grow_bytes()) break;
+  }
+  return n;
+}
+
 TEST(FuseConvChain, FirstLayersBecomeOneChain) {
   const passes::Program p = compile_at(first_layers(240, 320), 240, 320);
   const auto found = chains(p);
   ASSERT_EQ(found.size(), 1u);
   // conv1 and dw1 always (their band buffers, 143 KB, fit any L2 of 512 KiB or more);
   // pw1 and dw2 while bands of 4 rows of the chain's last layer fit this machine's L2
-  // (conv_chain_grow_bytes), the count computed here as the pass does; pw2 never (its
+  // (conv_chain_grow_bytes; no output here reaches kConvChainSpillBytes); pw2 never (its
   // input, 60 x 80 x 32 floats, is 0.6 MB).
-  const std::vector<kernels::ref::FusedConvParams> layers = {
-      chain_layer(3, 16, 1, 3, 2, 120, 160), chain_layer(16, 16, 16, 3, 1, 120, 160),
-      chain_layer(16, 32, 1, 1, 1, 120, 160), chain_layer(32, 32, 32, 3, 2, 60, 80)};
-  size_t expected = 2;
-  while (expected < layers.size()) {
-    std::vector<int64_t> rows(expected + 1);
-    const std::span<const kernels::ref::FusedConvParams> first(layers.data(), expected + 1);
-    if (ops::conv_chain_band_rows(first, ops::kConvChainMinBandRows, rows) >
-        ops::conv_chain_grow_bytes()) {
-      break;
-    }
-    ++expected;
-  }
+  const size_t expected = expected_chain_length(
+      {chain_layer(3, 16, 1, 3, 2, 120, 160), chain_layer(16, 16, 16, 3, 1, 120, 160),
+       chain_layer(16, 32, 1, 1, 1, 120, 160), chain_layer(32, 32, 32, 3, 2, 60, 80)});
   const std::vector<std::string> names = {"conv1", "dw1", "pw1", "dw2"};
   EXPECT_EQ(found[0], std::vector<std::string>(names.begin(), names.begin() + expected))
       << "L2 " << l2_cache_bytes() << " bytes";
@@ -211,6 +223,33 @@ TEST(FuseConvChain, NotWhenTheResidualIsTheIntermediate) {
   EXPECT_TRUE(chains(p).empty());
   const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 1024, 64}, 11)}};
   expect_pass_keeps_results(residual_model(false), feeds, "fuse-conv-chain");
+}
+
+// At 480 x 640, conv1's and dw1's outputs are 4.9 MB and pw1's 9.8 MB: past
+// kConvChainSpillBytes, so dw2 joins wherever bands of 1 row of it fit L2 (614 KB of band
+// buffers), although bands of 4 rows (2.6 MB) fit no L2 of the development machines; pw2
+// joins only with bands of 4 rows (its input, dw2's output, is 2.5 MB).
+TEST(FuseConvChain, OutputsPastTheSpillSizeJoinInBandsOfOneRow) {
+  const std::vector<kernels::ref::FusedConvParams> layers = {
+      chain_layer(3, 16, 1, 3, 2, 240, 320), chain_layer(16, 16, 16, 3, 1, 240, 320),
+      chain_layer(16, 32, 1, 1, 1, 240, 320), chain_layer(32, 32, 32, 3, 2, 120, 160),
+      chain_layer(32, 32, 1, 1, 1, 120, 160)};
+  std::vector<int64_t> rows(4);
+  const std::span<const kernels::ref::FusedConvParams> four(layers.data(), 4);
+  EXPECT_GT(ops::conv_chain_band_rows(four, ops::kConvChainMinBandRows, rows), 2'000'000);
+  const size_t expected = expected_chain_length(layers);
+  if (ops::conv_chain_band_rows(four, 1, rows) <= ops::conv_chain_grow_bytes()) {
+    EXPECT_GE(expected, 4u) << "L2 " << l2_cache_bytes() << " bytes";
+  }
+  const passes::Program p = compile_at(first_layers(480, 640), 480, 640);
+  const auto found = chains(p);
+  ASSERT_GE(found.size(), 1u);  // dw2 and pw2 chain on their own where dw2 does not join
+  const std::vector<std::string> names = {"conv1", "dw1", "pw1", "dw2", "pw2"};
+  EXPECT_EQ(found[0], std::vector<std::string>(names.begin(), names.begin() + expected))
+      << "L2 " << l2_cache_bytes() << " bytes";
+  if (480 * 640 > max_test_pixels()) return;  // the arm64 run under qemu
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 480, 640}, 6)}};
+  expect_pass_keeps_results(first_layers(480, 640), feeds, "fuse-conv-chain");
 }
 
 TEST(FuseConvChain, NotForSmallIntermediates) {
