@@ -81,7 +81,9 @@ int64_t shape_numel(const Shape& shape);
 /// tern only borrows (the deleter then does nothing, or what the caller asked).
 class Storage {
  public:
-  /// Allocates `bytes` (rounded up to 64), 64-byte aligned, zero-filled when `zero`.
+  /// Allocates `bytes` (rounded up to 64), 64-byte aligned, zero-filled when `zero`;
+  /// blocks of 2 MiB or more are 2 MiB aligned, rounded up to whole 2 MiB and advised
+  /// for transparent huge pages (madvise MADV_HUGEPAGE, where the platform has it).
   /// Throws InvalidArgument if the allocation fails.
   static std::shared_ptr<Storage> allocate(size_t bytes, bool zero = false);
   /// Wraps a caller's buffer without copying; `release` runs when the last tensor using

@@ -1,5 +1,7 @@
 #include "tern/tensor.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -82,12 +84,25 @@ int64_t shape_numel(const Shape& shape) {
 
 // ---- Storage -------------------------------------------------------------------------
 
+// Blocks of at least kHugePage bytes start on a 2 MiB boundary, and the kernel is asked to
+// back them with transparent huge pages (Debian's default is "madvise": only regions that
+// ask get them). The hardware prefetchers stop at 4 KiB page boundaries and each 4 KiB
+// page takes a TLB entry; the models' larger tensors (an arena of 12 MB, activations of
+// 2 to 13 MB) are read row by row, in several planes at once. Alternated over 7 rounds at
+// 1 thread on a Zen 4: UltraFace RFB-640 and ppocr took 0.98 of their time, SqueezeNet
+// 0.985, the smaller models 1.00. The block's bytes round up to whole huge pages.
+constexpr size_t kHugePage = size_t{2} << 20;
+
 std::shared_ptr<Storage> Storage::allocate(size_t bytes, bool zero) {
-  constexpr size_t kAlign = 64;
-  const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
+  const size_t align = bytes >= kHugePage ? kHugePage : 64;
+  const size_t rounded = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
   TERN_CHECK(p != nullptr, InvalidArgument, "out of memory allocating {} bytes", bytes);
-  if (zero) std::memset(p, 0, rounded == 0 ? kAlign : rounded);
+#ifdef MADV_HUGEPAGE
+  // Advice only: where the kernel has no huge pages to give, the block keeps 4 KiB pages.
+  if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  if (zero) std::memset(p, 0, rounded == 0 ? align : rounded);
   return std::shared_ptr<Storage>(new Storage(p, bytes, [](void* q) { std::free(q); }));
 }
 

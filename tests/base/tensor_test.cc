@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -74,6 +75,24 @@ TEST(Tensor, EmptyZerosAndAlignment) {
   EXPECT_EQ(s.rank(), 0);
   EXPECT_EQ(s.numel(), 1);
   EXPECT_EQ(s.to_float_vector(), (std::vector<float>{1.5f}));
+}
+
+// Blocks of 2 MiB or more start on a 2 MiB boundary (the huge pages they are advised
+// for); bytes() stays the size asked for, and zeros() fills every byte of it.
+TEST(Tensor, LargeBlocksAreHugePageAligned) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  for (const size_t bytes : {size_t{2} << 20, (size_t{5} << 20) + 12}) {
+    const auto block = Storage::allocate(bytes, true);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block->data()) % kHuge, 0u) << bytes;
+    EXPECT_EQ(block->bytes(), bytes);
+    const auto* b = static_cast<const unsigned char*>(block->data());
+    EXPECT_TRUE(std::all_of(b, b + bytes, [](unsigned char v) { return v == 0; })) << bytes;
+  }
+  const Tensor t = Tensor::zeros(DType::kFloat32, {1, 3, 480, 640});  // 3.7 MB
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kHuge, 0u);
+  // Below 2 MiB, 64 bytes as before.
+  const auto small = Storage::allocate((size_t{2} << 20) - 64);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small->data()) % 64, 0u);
 }
 
 TEST(Tensor, ShapeNumelChecks) {
