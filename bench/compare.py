@@ -94,7 +94,10 @@ def ort_model(path):
     the weights as constants. Raises benchlib.CommandError when python3-onnx is missing."""
     try:
         import onnx
-    except ImportError as e:
+        # Debian's libonnx-testdata alone leaves an "onnx" folder (test data) that imports
+        # as an empty namespace package: no load().
+        onnx.load
+    except (ImportError, AttributeError) as e:
         raise benchlib.CommandError(
             "python3-onnx is needed to check the models' graph inputs: apt-get install -y python3-onnx") from e
     out = os.path.join(benchlib.CACHE, "models", "ort", os.path.basename(path))

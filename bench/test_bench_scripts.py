@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -169,6 +170,23 @@ class OrtModelTest(unittest.TestCase):
     def test_clean_model_is_used_as_is(self):
         path = self.save("clean.onnx", False)
         self.assertEqual(compare.ort_model(path), path)
+
+
+class OrtModelWithoutOnnxTest(unittest.TestCase):
+    # An "onnx" folder without the module (what Debian's libonnx-testdata installs when
+    # python3-onnx is not there) is found first: a CommandError naming the package, not an
+    # AttributeError from the namespace package it imports as.
+    def test_onnx_folder_without_the_module(self):
+        saved = sys.modules.get("onnx")
+        sys.modules["onnx"] = types.ModuleType("onnx")  # what such a folder imports as
+        try:
+            with self.assertRaisesRegex(benchlib.CommandError, "python3-onnx"):
+                compare.ort_model("m.onnx")
+        finally:
+            if saved is None:
+                sys.modules.pop("onnx", None)
+            else:
+                sys.modules["onnx"] = saved
 
 
 @unittest.skipUnless(shutil.which("node"), "node is not installed")
