@@ -90,9 +90,18 @@ struct RooflineSource {
   std::string warning;
 };
 
+/// A re-measured figure (peak or bandwidth, any thread count) below this fraction of the
+/// cached one keeps the cached figures (load_or_measure_roofline).
+inline constexpr double kRooflineDropFraction = 0.8;
+
 /// This machine's roofline: the cached entry for roofline_cache_key() if there is one
-/// (and not options.force), else measured now and written to the cache. A corrupt cache
-/// file is not an error here: the cache is derived data, so it is re-measured and
+/// (and not options.force), else measured now and written to the cache. With
+/// options.force, a measurement with a figure below kRooflineDropFraction of the cached
+/// entry's (a busy machine; only against an entry measured in the same mode, quick or
+/// not) is not written: the cached figures are returned
+/// (source->from_cache) and `source->warning` names the figure and the file to delete to
+/// replace them. A corrupt
+/// cache file is not an error here: the cache is derived data, so it is re-measured and
 /// replaced, and `source->warning` says so (as it does when the cache cannot be written).
 /// Throws only what measure_roofline() throws.
 Roofline load_or_measure_roofline(const RooflineOptions& options = {},

@@ -321,10 +321,12 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
   src = RooflineSource{};
   src.cache_path = options.cache_path.empty() ? roofline_cache_path() : options.cache_path;
   const std::string key = roofline_cache_key();
-  if (!options.force && !src.cache_path.empty()) {
+  Roofline cached;
+  bool have_cached = false;
+  if (!src.cache_path.empty()) {
     try {
-      Roofline cached;
-      if (read_roofline_cache(src.cache_path, key, &cached)) {
+      have_cached = read_roofline_cache(src.cache_path, key, &cached);
+      if (have_cached && !options.force) {
         src.from_cache = true;
         return cached;
       }
@@ -333,6 +335,27 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
     }
   }
   Roofline r = measure_roofline(options);
+  if (have_cached && r.quick == cached.quick) {
+    // A figure far below the cached one (measured the same way: quick figures are rough)
+    // means a busy machine, not a slower one: keep the cached figures (a slow-phase measurement in
+    // a shared VM read 95 GFLOP/s against 173, and every later --per-layer and conv_bench
+    // percentage used it).
+    for (size_t i = 0; i < r.points.size() && i < cached.points.size(); ++i) {
+      const RooflinePoint &now = r.points[i], &before = cached.points[i];
+      const char* what = now.gflops < kRooflineDropFraction * before.gflops         ? "peak"
+                         : now.bandwidth < kRooflineDropFraction * before.bandwidth ? "bandwidth"
+                                                                                    : nullptr;
+      if (what == nullptr) continue;
+      src.warning += fmt::format(
+          "{}measured {} at {} threads {:.1f} GFLOP/s and {:.1f} GB/s, far below the cached "
+          "{:.1f} and {:.1f} ({}): the machine is busy? kept the cached figures (delete {} to "
+          "replace them)",
+          src.warning.empty() ? "" : "; ", what, now.threads, now.gflops, now.bandwidth,
+          before.gflops, before.bandwidth, cached.measured_at, src.cache_path);
+      src.from_cache = true;
+      return cached;
+    }
+  }
   if (!src.cache_path.empty()) {
     try {
       write_roofline_cache(src.cache_path, key, r);

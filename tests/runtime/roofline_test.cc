@@ -195,11 +195,34 @@ TEST(RooflineCache, LoadOrMeasureReadsTheCacheAndForceMeasures) {
   EXPECT_TRUE(source.warning.empty());
   EXPECT_DOUBLE_EQ(r.points[0].gflops, 98765.0);
 
+  // Re-measured: far below the cached figures (a busy machine), which stay.
   options.force = true;
   r = load_or_measure_roofline(options, &source);
+  EXPECT_TRUE(source.from_cache);
+  EXPECT_DOUBLE_EQ(r.points[0].gflops, 98765.0);
+  EXPECT_THAT(source.warning, HasSubstr("far below the cached 98765.0"));
+  EXPECT_THAT(source.warning, HasSubstr(options.cache_path));
+  Roofline stored;
+  ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
+  EXPECT_DOUBLE_EQ(stored.points[0].gflops, 98765.0);
+
+  // Against an entry measured the other way (not quick), nothing is compared.
+  Roofline full = fake_roofline(98765.0);
+  full.quick = false;
+  write_roofline_cache(options.cache_path, roofline_cache_key(), full);
+  r = load_or_measure_roofline(options, &source);
   EXPECT_FALSE(source.from_cache);
-  EXPECT_NE(r.points[0].gflops, 98765.0);
-  Roofline stored;  // the new figures replaced the fake ones
+  EXPECT_TRUE(source.warning.empty());
+  EXPECT_TRUE(r.quick);
+
+  // Cached figures below the new ones are replaced.
+  Roofline low = fake_roofline(1e-6);
+  for (RooflinePoint& p : low.points) p.bandwidth = 1e-6;
+  write_roofline_cache(options.cache_path, roofline_cache_key(), low);
+  r = load_or_measure_roofline(options, &source);
+  EXPECT_FALSE(source.from_cache);
+  EXPECT_TRUE(source.warning.empty());
+  EXPECT_GT(r.points[0].gflops, 1e-6);
   ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
   EXPECT_DOUBLE_EQ(stored.points[0].gflops, r.points[0].gflops);
 }
