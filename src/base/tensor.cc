@@ -88,7 +88,7 @@ int64_t shape_numel(const Shape& shape) {
 // back them with transparent huge pages (Debian's default is "madvise": only regions that
 // ask get them). The hardware prefetchers stop at 4 KiB page boundaries and each 4 KiB
 // page takes a TLB entry; the models' larger tensors (an arena of 12 MB, activations of
-// 2 to 13 MB) are read row by row, in several planes at once. Alternated over 7 rounds at
+// 2 to 10 MB) are read row by row, in several planes at once. Alternated over 7 rounds at
 // 1 thread on a Zen 4: UltraFace RFB-640 and ppocr took 0.98 of their time, SqueezeNet
 // 0.985, the smaller models 1.00. The block's bytes round up to whole huge pages.
 constexpr size_t kHugePage = size_t{2} << 20;

@@ -65,7 +65,7 @@ inline constexpr int64_t kConvChainMinBandRows = 4;
 /// to memory and come back (at 20 GB/s, 1 ms for 10 MB), which costs more than the 1-row
 /// bands' calls and row moves. On a Zen 4 (1 MiB L2), UltraFace RFB-640's first chain
 /// stopped before the stride-2 depthwise conv that reads its 9.8 MB output, and
-/// RetinaFace 640's before its 13 MB one. With this rule, alternated over 7 rounds at 1
+/// RetinaFace 640's before its 6.6 MB one. With this rule, alternated over 7 rounds at 1
 /// thread, RFB-640 took 0.95 of its time, RetinaFace 640 0.98 and MobileNetV2 (4.8 MB
 /// expansions) 0.98, the others 1.00. Smaller outputs stayed in that machine's L3
 /// between two layers: chains of 1-row bands over them ran slower than the layers alone.
