@@ -347,11 +347,12 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
                                                                                     : nullptr;
       if (what == nullptr) continue;
       src.warning += fmt::format(
-          "{}measured {} at {} threads {:.1f} GFLOP/s and {:.1f} GB/s, far below the cached "
-          "{:.1f} and {:.1f} ({}): the machine is busy? kept the cached figures (delete {} to "
-          "replace them)",
-          src.warning.empty() ? "" : "; ", what, now.threads, now.gflops, now.bandwidth,
-          before.gflops, before.bandwidth, cached.measured_at, src.cache_path);
+          "{}the {} re-measured at {} thread{} is far below the cached one ({:.1f} GFLOP/s and "
+          "{:.1f} GB/s against {:.1f} and {:.1f}, measured {}): is the machine busy? Kept the "
+          "cached figures (delete {} to replace them)",
+          src.warning.empty() ? "" : "; ", what, now.threads, now.threads == 1 ? "" : "s",
+          now.gflops, now.bandwidth, before.gflops, before.bandwidth, cached.measured_at,
+          src.cache_path);
       src.from_cache = true;
       return cached;
     }
