@@ -130,7 +130,7 @@ bool algorithm_covers(ConvAlgorithm a, const kernels::ref::FusedConvParams& p) {
 ///                       "OHWI" ([M, kH, kW, C/group], kernels::ref::ohwi_conv_weights: the
 ///                       dot kernel's, input channels innermost) or "winograd" ([36,
 ///                       ceil(M/c), C, c], kernels::ref::winograd_transform_weights; 3x3,
-///                       stride 1, dilation 1, one group only);
+///                       stride 1, one group only);
 ///   block               c, required when a layout is NCHWc or the weights are packed;
 ///   out_channels        M, required with packed weights (the padding hides it);
 ///   algorithm           the kernel: "reference", "direct-first", "pointwise",
@@ -438,8 +438,7 @@ class FusedConvOp final : public Op {
     p.w_ohwi = w_ohwi_;
     p.epilogue = epilogue_;
     TERN_CHECK(!w_winograd_ || kernels::ref::winograd_applicable(p), ModelError,
-               "{}: winograd weights need a 2-D 3x3 convolution with stride 1, dilation 1 and "
-               "one group",
+               "{}: winograd weights need a 2-D 3x3 convolution with stride 1 and one group",
                where());
     return p;
   }

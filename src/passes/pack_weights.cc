@@ -72,9 +72,14 @@ std::optional<kernels::ref::ConvParams> nchwc_conv_geometry(const Program& p, co
 }
 
 // Whether select-algorithm gives FusedConv `conv` (geometry `c`) winograd once its weights
-// are packed with `block` (kernels::winograd_conv_preferred, as FusedConv's algorithm()):
-// such a conv keeps that path, the dot kernel's rule was measured against direct only.
+// are packed with `block` (kernels::winograd_conv_preferred, as FusedConv's algorithm()),
+// where the dot kernel would also take it: such a conv keeps that path if it has a whole
+// block of output channels (the dot kernel's rule was measured against direct only). With
+// fewer, the dot kernel's lanes run full and winograd's GEMM's do not: UltraFace slim-320's
+// last 3x3 head (256 -> 12 at 4x5) took 0.011 to 0.012 ms by dot, 0.020 to 0.025 by
+// winograd (`tern bench --per-layer`, one thread, Zen 4).
 bool winograd_preferred(const ir::Node& conv, const kernels::ref::ConvParams& c, int64_t block) {
+  if (c.out_channels < block) return false;
   kernels::ref::FusedConvParams f;
   f.conv = c;
   f.x_block = block;

@@ -1,6 +1,7 @@
 // Winograd F(4x4, 3x3) (kernels/winograd, and its reference twin kernels/reference/
 // winograd) against the reference direct convolution, on every SIMD target this machine
-// can dispatch to: H over 1..33 with W varying, pads 0..2 and asymmetric pads, channel
+// can dispatch to: H over 1..33 with W varying, pads 0..2 and asymmetric pads, dilations
+// 1, 2, 3 and 5, channel
 // counts that are not multiples of the block, NCHW output, every activation, residual
 // before/after, with and without bias; model layer shapes; the support rules.
 //
@@ -54,13 +55,15 @@ test::ExtraTolerance winograd_tolerance(const NchwcConvCase& t) {
       }
     }
     std::vector<double> tol(m * oh * ow), va(cin * 36);
-    for (int64_t th = 0; th * 4 < oh; ++th) {
-      for (int64_t tw = 0; tw * 4 < ow; ++tw) {
+    const kernels::ref::WinogradAxis ah = kernels::ref::winograd_axis(oh, t.dilation, t.pad);
+    const kernels::ref::WinogradAxis aw = kernels::ref::winograd_axis(ow, t.dilation, t.pad);
+    for (int64_t th = 0; th < ah.tiles; ++th) {
+      for (int64_t tw = 0; tw < aw.tiles; ++tw) {
         for (int64_t ci = 0; ci < cin; ++ci) {  // |B^T| |d| |B|
           double d[6][6];
           for (int64_t a = 0; a < 6; ++a) {
             for (int64_t b = 0; b < 6; ++b) {
-              const int64_t r = th * 4 - t.pad + a, col = tw * 4 - t.pad + b;
+              const int64_t r = ah.input(th, a), col = aw.input(tw, b);
               d[a][b] = r < 0 || r >= h || col < 0 || col >= wd
                             ? 0.0
                             : std::fabs(x[(ci * h + r) * wd + col]);
@@ -80,13 +83,13 @@ test::ExtraTolerance winograd_tolerance(const NchwcConvCase& t) {
           double ma[36] = {};
           for (int64_t ci = 0; ci < cin; ++ci)
             for (int64_t q = 0; q < 36; ++q) ma[q] += ua[(o * cin + ci) * 36 + q] * va[ci * 36 + q];
-          for (int64_t i = 0; i < 4 && th * 4 + i < oh; ++i) {
-            for (int64_t j = 0; j < 4 && tw * 4 + j < ow; ++j) {
+          for (int64_t i = 0; i < ah.valid(th); ++i) {
+            for (int64_t j = 0; j < aw.valid(tw); ++j) {
               double e = 0;
               for (int64_t a = 0; a < 6; ++a)
                 for (int64_t b = 0; b < 6; ++b)
                   e += std::fabs(kWinogradAT[i][a]) * ma[a * 6 + b] * std::fabs(kWinogradAT[j][b]);
-              tol[(o * oh + th * 4 + i) * ow + tw * 4 + j] =
+              tol[(o * oh + ah.output(th, i)) * ow + aw.output(tw, j)] =
                   2.0 * static_cast<double>(cin + 20) * std::ldexp(e, -24);
             }
           }
@@ -130,6 +133,8 @@ NchwcConvCase sweep_case(int i, int64_t h, int64_t pad, int64_t c) {
   t.w = 1 + (h * 13 + pad * 5) % 33;
   t.pad = pad;
   if (i % 7 == 3) t.pad_end = pad == 2 ? 0 : pad + 1;  // asymmetric
+  t.dilation = std::array<int64_t, 5>{1, 2, 1, 3, 5}[i / 2 % 5];  // phases of 1 to 5 tiles
+  if (!t.fits()) t.dilation = 1;
   if (!t.fits()) t.pad = t.pad_end = 1;
   t.y_block = i % 5 == 4;  // a head's NCHW output
   t.c_in = std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
@@ -166,19 +171,23 @@ TEST(WinogradConv, ReferenceTwinMatchesDirectReference) {
   }
 }
 
-// Layer shapes of the models (RetinaFace's FPN merge and SSH convs, ResNet's 3x3) at
+// Layer shapes of the models (RetinaFace's FPN merge and SSH convs, ResNet's 3x3,
+// UltraFace RFB-320's branches with dilations 2, 3 and 5 and padding equal to them) at
 // reduced spatial size: many channels, full GEMM tiles, an image's last partial item.
 TEST(WinogradConv, MatchesReferenceOnModelShapes) {
   test::for_each_simd_target([](const std::string& target, int c) {
     if (target == "SCALAR") return;
     struct Shape {
-      int64_t c_in, c_out, h, w;
+      int64_t c_in, c_out, h, w, dilation = 1;
     };
-    const Shape shapes[] = {{64, 64, 20, 20}, {64, 32, 13, 11}, {16, 16, 21, 19},
-                            {32, 16, 9, 40},  {128, 128, 7, 7}, {64, 64, 3, 101}};
+    const Shape shapes[] = {{64, 64, 20, 20},    {64, 32, 13, 11},    {16, 16, 21, 19},
+                            {32, 16, 9, 40},     {128, 128, 7, 7},    {64, 64, 3, 101},
+                            {8, 16, 30, 40},     {8, 12, 30, 40},     {12, 16, 30, 40},
+                            {16, 16, 30, 40, 2}, {16, 16, 30, 40, 3}, {16, 16, 30, 40, 5}};
     int i = 0;
     for (const Shape& s : shapes) {
-      NchwcConvCase t = test::layer_case(s.c_in, s.c_out, s.h, s.w);
+      NchwcConvCase t = test::layer_case(s.c_in, s.c_out, s.h, s.w, 3, s.dilation);
+      t.dilation = s.dilation;
       t.activation = i % 2 ? Activation::kRelu : Activation::kNone;
       t.residual = i % 3 == 1;
       run_winograd(t, c, 500 + i);
@@ -218,7 +227,6 @@ TEST(WinogradConv, SupportRules) {
       EXPECT_FALSE(kernels::winograd_conv_preferred(q));
     };
     without([](auto& q) { q.conv.stride = {1, 2, 2}; });
-    without([](auto& q) { q.conv.dilation = {1, 2, 2}; });
     without([](auto& q) { q.conv.kernel = {1, 5, 5}; });
     without([](auto& q) { q.conv.groups = 2; });
     without([](auto& q) { q.x_block = 1; });          // NCHW input (a first layer)
@@ -231,7 +239,8 @@ TEST(WinogradConv, SupportRules) {
     // (295 KB). Larger ones from 12 tiles: ResNet-18's layer3 (256 channels at 14x14, 16
     // tiles, 9.4 MB), 512 channels at 13x13 (16 tiles); not its layer4 (512 channels at
     // 7x7: 4 tiles for 37.7 MB), 64 -> 256 at 7x7 (2.4 MB) or 256 channels at 12x12 (9
-    // tiles), but 12x13 (12 tiles). Never under 16 channels.
+    // tiles), but 12x13 (12 tiles). Never under 8 input or output channels; dilated too
+    // (UltraFace RFB-320's 16-channel branch convs at 30x40 with dilation 3).
     auto preferred = [&](int64_t in, int64_t out, int64_t h, int64_t w) {
       kernels::ref::FusedConvParams q = p;
       q.conv.in_channels = in;
@@ -249,7 +258,12 @@ TEST(WinogradConv, SupportRules) {
     EXPECT_FALSE(preferred(64, 256, 7, 7));
     EXPECT_FALSE(preferred(256, 256, 12, 12));
     EXPECT_TRUE(preferred(256, 256, 12, 13));  // 3 x 4: exactly 12 tiles
-    EXPECT_FALSE(preferred(8, 64, 32, 32));
+    EXPECT_TRUE(preferred(8, 64, 32, 32));
+    EXPECT_TRUE(preferred(8, 12, 30, 40));
+    EXPECT_FALSE(preferred(7, 64, 32, 32));
+    EXPECT_FALSE(preferred(64, 7, 32, 32));
+    p.conv.dilation = {1, 3, 3};
+    EXPECT_TRUE(preferred(16, 16, 30, 40));
   });
 }
 

@@ -261,17 +261,20 @@ namespace {
 // ones [6, 3, 3, 128]; with blocks of 4 and 8 their weights are packed for the pointwise
 // and direct kernels. A 3x3 128 -> 20 head, which the cost rule alone would give the dot
 // kernel, keeps winograd where select-algorithm prefers it (the rule was measured
-// against direct only).
+// against direct only); a 3x3 128 -> 12 head, which winograd would take too, runs the dot
+// kernel (fewer output channels than a block: measured faster).
 TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   ModelBuilder m;
   m.input("x", {1, 3, 4, 5});
   m.output("y");
   m.output("y3");
   m.output("y20");
+  m.output("y12");
   m.initializer("w1", {128, 3, 3, 3}, weights(128 * 27, 1));
   m.initializer("w20", {20, 128, 3, 3}, weights(20 * 128 * 9, 4));
   m.initializer("w2", {4, 128, 1, 1}, weights(512, 2));
   m.initializer("w3", {6, 128, 3, 3}, weights(6 * 128 * 9, 3));
+  m.initializer("w12", {12, 128, 3, 3}, weights(12 * 128 * 9, 6));
   auto* c1 = m.node("Conv", {"x", "w1"}, {"a"}, "c1");
   set_ints(c1, "pads", {1, 1, 1, 1});
   m.node("Relu", {"a"}, {"ar"}, "r1");
@@ -280,18 +283,22 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   set_ints(m.node("Conv", {"ar", "w3"}, {"h3"}, "head3"), "pads", {1, 1, 1, 1});
   set_ints(m.node("Transpose", {"h3"}, {"y3"}, "nhwc3"), "perm", {0, 2, 3, 1});
   set_ints(m.node("Conv", {"ar", "w20"}, {"y20"}, "head20"), "pads", {1, 1, 1, 1});
+  set_ints(m.node("Conv", {"ar", "w12"}, {"y12"}, "head12"), "pads", {1, 1, 1, 1});
   for (int block : {4, 8, 16}) {
     SCOPED_TRACE(::testing::Message() << "block " << block);
     const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 4, 5}}}, {}, block);
     const ir::Node* head = nullptr;
     const ir::Node* head3 = nullptr;
     const ir::Node* head20 = nullptr;
+    const ir::Node* head12 = nullptr;
     for (const ir::Node& node : p.graph.nodes) {
+      if (node.name == "head12") head12 = &node;
       if (node.name == "head") head = &node;
       if (node.name == "head3") head3 = &node;
       if (node.name == "head20") head20 = &node;
     }
     ASSERT_NE(head20, nullptr);
+    ASSERT_NE(head12, nullptr);
     ASSERT_NE(head, nullptr);
     ASSERT_NE(head3, nullptr);
     ASSERT_EQ(head->attrs.at("x_layout").s, "NCHWc");
@@ -307,6 +314,8 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
       EXPECT_EQ(head3->attrs.at("algorithm").s, "dot");
       EXPECT_EQ(head20->attrs.at("weight_layout").s, "winograd");
       EXPECT_EQ(head20->attrs.at("algorithm").s, "winograd");
+      EXPECT_EQ(head12->attrs.at("weight_layout").s, "OHWI");
+      EXPECT_EQ(head12->attrs.at("algorithm").s, "dot");
     }
   }
   // head20 runs winograd with every pass on (its transforms round 1152-term sums

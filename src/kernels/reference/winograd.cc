@@ -40,8 +40,27 @@ void sandwich(const double (&l)[Rows][K], const float (&in)[K][K], const double 
 bool winograd_applicable(const FusedConvParams& p) {
   const ConvParams& c = p.conv;
   return c.in.d == 1 && c.out.d == 1 && c.kernel.d == 1 && c.kernel.h == 3 && c.kernel.w == 3 &&
-         c.stride.h == 1 && c.stride.w == 1 && c.dilation.h == 1 && c.dilation.w == 1 &&
+         c.stride.h == 1 && c.stride.w == 1 && c.dilation.h >= 1 && c.dilation.w >= 1 &&
          c.groups == 1;
+}
+
+int64_t WinogradAxis::valid(int64_t t) const {
+  const int64_t first = output(t, 0);
+  if (first >= out) return 0;
+  return std::min<int64_t>(kWinogradTile, (out - first + dilation - 1) / dilation);
+}
+
+WinogradAxis winograd_axis(int64_t out, int64_t dilation, int64_t pad) {
+  TERN_CHECK(out >= 0 && dilation >= 1, InvalidArgument,
+             "winograd_axis: expected out >= 0 and dilation >= 1, but got {} and {}", out,
+             dilation);
+  WinogradAxis a;
+  a.dilation = dilation;
+  a.pad = pad;
+  a.out = out;
+  const int64_t per_phase = (out + dilation - 1) / dilation;
+  a.tiles = dilation * ((per_phase + kWinogradTile - 1) / kWinogradTile);
+  return a;
 }
 
 Tensor winograd_transform_weights(const Tensor& packed) {
@@ -91,14 +110,15 @@ void f32_winograd_conv(const FusedConvParams& p, const float* x, const float* u,
     return x[((ci / xb * h + r) * w + col) * xb + ci % xb];
   };
   auto y_off = [&](int64_t oc, int64_t pix) { return ((oc / yb) * plane + pix) * yb + oc % yb; };
+  const WinogradAxis ah = winograd_axis(oh, c.dilation.h, c.pad_begin.h);
+  const WinogradAxis aw = winograd_axis(ow, c.dilation.w, c.pad_begin.w);
   std::vector<float> v(kWinogradPoints * cin);  // the tile's B^T d B, [36][C]
-  for (int64_t th = 0; th < (oh + 3) / 4; ++th) {
-    for (int64_t tw = 0; tw < (ow + 3) / 4; ++tw) {
-      const int64_t r0 = th * 4 - c.pad_begin.h, c0 = tw * 4 - c.pad_begin.w;
+  for (int64_t th = 0; th < ah.tiles; ++th) {
+    for (int64_t tw = 0; tw < aw.tiles; ++tw) {
       for (int64_t ci = 0; ci < cin; ++ci) {
         float d[kP][kP], t[kP][kP];
         for (int64_t i = 0; i < kP; ++i)
-          for (int64_t j = 0; j < kP; ++j) d[i][j] = x_at(ci, r0 + i, c0 + j);
+          for (int64_t j = 0; j < kP; ++j) d[i][j] = x_at(ci, ah.input(th, i), aw.input(tw, j));
         sandwich(kWinogradBT, d, kWinogradBT, t);
         for (int64_t i = 0; i < kWinogradPoints; ++i) v[i * cin + ci] = t[i / kP][i % kP];
       }
@@ -113,9 +133,9 @@ void f32_winograd_conv(const FusedConvParams& p, const float* x, const float* u,
           }
           sandwich(kWinogradAT, mm, kWinogradAT, out);
         }
-        for (int64_t i = 0; i < 4 && th * 4 + i < oh; ++i) {
-          for (int64_t j = 0; j < 4 && tw * 4 + j < ow; ++j) {
-            const int64_t off = y_off(oc, (th * 4 + i) * ow + tw * 4 + j);
+        for (int64_t i = 0; i < ah.valid(th); ++i) {
+          for (int64_t j = 0; j < aw.valid(tw); ++j) {
+            const int64_t off = y_off(oc, ah.output(th, i) * ow + aw.output(tw, j));
             if (oc >= m) {
               y[off] = 0.0f;
               continue;

@@ -3,6 +3,7 @@
 // stride-1 convolution is A^T [ sum_ci (G g G^T) . (B^T d B) ] A, where d is the tile's
 // 6x6 input patch, g a 3x3 filter and "." the element-wise product: 36 multiplications
 // per input channel instead of 144. Interpolation points 0, 1, -1, 2, -2 and infinity.
+// A dilated filter's tile takes outputs (and its patch inputs) d apart (WinogradAxis).
 // The plain-loop twin of kernels/winograd (the same transforms in the same order), and
 // the fallback of FusedConv when a plan's winograd weights meet a SIMD target whose
 // vectors are not their block.
@@ -34,9 +35,34 @@ inline constexpr double kWinogradG[6][3] = {{1.0 / 4, 0, 0},
 inline constexpr double kWinogradAT[4][6] = {
     {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
 
-/// Whether F(4x4, 3x3) computes convolution `p`: 2-D, 3x3, stride 1, dilation 1, one
-/// group (any padding, any extents, any layouts).
+/// Whether F(4x4, 3x3) computes convolution `p`: 2-D, 3x3, stride 1, one group (any
+/// dilation, padding, extents and layouts).
 bool winograd_applicable(const FusedConvParams& p);
+
+/// Where F(4x4, 3x3)'s tiles lie along one axis (H or W) of an output of `out` positions,
+/// for dilation `dilation` and leading padding `pad`. A dilated 3x3 filter's taps are d
+/// apart, so a tile takes 4 outputs d apart (its 6-point input patch is d apart too): the
+/// axis splits into d interleaved phases (positions p with p % d equal), each tiled by 4
+/// like an undilated axis of ceil(out / d) positions. Tiles run phase-fastest, so
+/// neighbouring tiles read neighbouring inputs; with d = 1 this is plain 4-point tiling.
+/// RFB's branches (UltraFace, FD-1MB) use dilations 2, 3 and 5.
+struct WinogradAxis {
+  int64_t dilation = 1, pad = 0;
+  int64_t out = 0;  ///< output positions
+  /// dilation * ceil(ceil(out / dilation) / 4); a phase's last tile may be partial.
+  int64_t tiles = 0;
+  /// Output position of point i (0 to 3) of tile t; positions >= out are not stored.
+  int64_t output(int64_t t, int64_t i) const {
+    return t % dilation + dilation * (kWinogradTile * (t / dilation) + i);
+  }
+  /// Input position of patch point i (0 to 5) of tile t (outside the input: zero).
+  int64_t input(int64_t t, int64_t i) const { return output(t, i) - pad; }
+  /// Points of tile t with an output position below `out` (0 to 4, a prefix).
+  int64_t valid(int64_t t) const;
+};
+
+/// The tiling of one axis: `out` outputs, dilation >= 1, leading padding `pad`.
+WinogradAxis winograd_axis(int64_t out, int64_t dilation, int64_t pad);
 
 /// The winograd weights U = G g G^T of packed conv weights [ceil(M/c), C, 3, 3, c]
 /// (pack_conv_weights with block c): [36, ceil(M/c), C, c], point (i, j) of the 6x6 at

@@ -49,8 +49,9 @@ struct Wino {
   const float* bias;
   OutputTarget out;
   int64_t c, cin, cblocks, mblocks;
-  int64_t h, w, oh, ow, ph, pw;
-  int64_t tiles_w, tiles;
+  int64_t h, w, oh, ow;
+  ref::WinogradAxis ah, aw;  // where the tiles lie along H and W (dilation d: outputs d apart)
+  int64_t tiles;
 };
 
 Wino resolve(const ref::FusedConvParams& p, const float* x, const float* u, const float* bias,
@@ -69,10 +70,9 @@ Wino resolve(const ref::FusedConvParams& p, const float* x, const float* u, cons
   k.w = cp.in.w;
   k.oh = cp.out.h;
   k.ow = cp.out.w;
-  k.ph = cp.pad_begin.h;
-  k.pw = cp.pad_begin.w;
-  k.tiles_w = (k.ow + 3) / 4;
-  k.tiles = (k.oh + 3) / 4 * k.tiles_w;
+  k.ah = ref::winograd_axis(k.oh, cp.dilation.h, cp.pad_begin.h);
+  k.aw = ref::winograd_axis(k.ow, cp.dilation.w, cp.pad_begin.w);
+  k.tiles = k.ah.tiles * k.aw.tiles;
   return k;
 }
 
@@ -112,9 +112,10 @@ void TransformInput(const Wino& k, int64_t t0, int64_t n, float* v) {
   using V = hn::Vec<decltype(d)>;
   const int64_t c = k.c;
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t th = (t0 + t) / k.tiles_w, tw = (t0 + t) % k.tiles_w;
-    const int64_t r0 = th * 4 - k.ph, c0 = tw * 4 - k.pw;
-    const bool inside = r0 >= 0 && r0 + 6 <= k.h && c0 >= 0 && c0 + 6 <= k.w;
+    const int64_t th = (t0 + t) / k.aw.tiles, tw = (t0 + t) % k.aw.tiles;
+    const int64_t r0 = k.ah.input(th, 0), c0 = k.aw.input(tw, 0);
+    const int64_t dh = k.ah.dilation, dw = k.aw.dilation;  // patch points' spacing
+    const bool inside = r0 >= 0 && r0 + 5 * dh < k.h && c0 >= 0 && c0 + 5 * dw < k.w;
     const int64_t point_stride = k.cblocks * kTiles * c;  // floats between two points' V
     for (int64_t cb = 0; cb < k.cblocks; ++cb) {
       const float* xb = k.x + cb * k.h * k.w * c;
@@ -122,13 +123,13 @@ void TransformInput(const Wino& k, int64_t t0, int64_t n, float* v) {
       V rows[6][6];  // B^T d: rows[i][j]
       HWY_UNROLL(6) for (int j = 0; j < 6; ++j) {
         V col[6], out[6];
-        const int64_t cc = c0 + j;
+        const int64_t cc = c0 + j * dw;
         if (inside) {
           const float* xc = xb + (r0 * k.w + cc) * c;
-          HWY_UNROLL(6) for (int i = 0; i < 6; ++i) col[i] = hn::LoadU(d, xc + i * k.w * c);
+          HWY_UNROLL(6) for (int i = 0; i < 6; ++i) col[i] = hn::LoadU(d, xc + i * dh * k.w * c);
         } else {
           HWY_UNROLL(6) for (int i = 0; i < 6; ++i) {
-            const int64_t r = r0 + i;
+            const int64_t r = r0 + i * dh;
             col[i] = r >= 0 && r < k.h && cc >= 0 && cc < k.w
                          ? hn::LoadU(d, xb + (r * k.w + cc) * c)
                          : hn::Zero(d);
@@ -228,9 +229,10 @@ HWY_NOINLINE void TransformOutputAs(const Wino& k, int64_t t0, int64_t n, int64_
   const float* const z = k.out.z;
   const int64_t plane = k.out.plane;
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t th = (t0 + t) / k.tiles_w, tw = (t0 + t) % k.tiles_w;
-    const int64_t rows = std::min<int64_t>(4, k.oh - th * 4);
-    const int64_t cols = std::min<int64_t>(4, k.ow - tw * 4);
+    const int64_t th = (t0 + t) / k.aw.tiles, tw = (t0 + t) % k.aw.tiles;
+    const int64_t rows = k.ah.valid(th), cols = k.aw.valid(tw);
+    const int64_t pix0 = k.ah.output(th, 0) * k.ow + k.aw.output(tw, 0);
+    const int64_t row_step = k.ah.dilation * k.ow, col_step = k.aw.dilation;
     for (int64_t ob = ob0; ob < ob1; ++ob) {
       const float* mp = m + (t * k.mblocks + ob) * kPoints * c;
       const V bias = LoadBias(d, k.bias, k.out.channels, ob);
@@ -246,14 +248,14 @@ HWY_NOINLINE void TransformOutputAs(const Wino& k, int64_t t0, int64_t n, int64_
         if (i == rows) break;
         V out[4];
         OutputTransform6(d, part[i], out);
-        const int64_t pix = (th * 4 + i) * k.ow + tw * 4;
+        const int64_t pix = pix0 + i * row_step;
         HWY_UNROLL(4) for (int j = 0; j < 4; ++j) {
           if (j == cols) break;
           V v = hn::Add(out[j], bias);
           if constexpr (kGeneral) {
-            StoreOutput(d, k.out, ob, pix + j, v);
+            StoreOutput(d, k.out, ob, pix + j * col_step, v);
           } else {
-            const int64_t off = (ob * plane + pix + j) * c;
+            const int64_t off = (ob * plane + pix + j * col_step) * c;
             hn::StoreU(FinishAs<A>(d, e, v, e.residual ? z + off : z, valid), d, y + off);
           }
         }
@@ -368,7 +370,8 @@ bool winograd_conv_supported(const ref::FusedConvParams& p) {
 }
 
 bool winograd_conv_preferred(const ref::FusedConvParams& p) {
-  if (!winograd_conv_supported(p) || p.conv.in_channels < 16 || p.conv.out_channels < 16) {
+  if (!winograd_conv_supported(p) || p.conv.in_channels < kWinogradMinChannels ||
+      p.conv.out_channels < kWinogradMinChannels) {
     return false;
   }
   // Each transformed weight (36 per 3x3 filter, 4x the direct kernel's bytes) serves every

@@ -1,7 +1,7 @@
 // Winograd F(4x4, 3x3) convolution on NCHWc (Highway, dispatched at run time) for 3x3,
-// stride-1 layers with many channels: 36 multiplications per input channel and 4x4
-// output tile instead of 144 (Lavin and Gray 2016; the reference twin and the transforms
-// are in kernels/reference/winograd.h). See README.md in this folder.
+// stride-1 layers (any dilation) with 8 or more channels: 36 multiplications per input
+// channel and 4x4 output tile instead of 144 (Lavin and Gray 2016; the reference twin and
+// the transforms are in kernels/reference/winograd.h). See README.md in this folder.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +25,15 @@ inline constexpr int64_t kWinogradCachedWeightBytes = int64_t{1} << 20;
 /// cached: 2 FLOP per 4 bytes of streamed weights per tile.
 inline constexpr int64_t kWinogradMinStreamedTiles = 12;
 
+/// Input and output channels from which winograd_conv_preferred takes a layer: UltraFace
+/// RFB-320's 8 -> 16, 8 -> 12 and 12 -> 16 branch convs at 30x40 ran in 0.016 to 0.020 ms
+/// by winograd against 0.032 to 0.045 by the direct kernel (`tern bench --per-layer`, one
+/// thread, Zen 4). Fewer channels were not measured.
+inline constexpr int64_t kWinogradMinChannels = 8;
+
 /// Whether the plan should run `p` by winograd rather than by the direct kernel: supported,
-/// enough channels that the GEMM on the transformed tiles outweighs the transforms (16 in
-/// and out, from bench/conv_bench's direct vs winograd runs), and either transformed
+/// enough channels that the GEMM on the transformed tiles outweighs the transforms
+/// (kWinogradMinChannels in and out), and either transformed
 /// weights of at most kWinogradCachedWeightBytes or at least kWinogradMinStreamedTiles
 /// output tiles to use them on (from `tern bench --per-layer` on ResNet-18). README.md.
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
@@ -43,8 +49,9 @@ inline constexpr int64_t kWinogradGroupTiles = 24;
 int64_t winograd_group_tiles(const ref::FusedConvParams& p, int threads);
 
 /// Work items of one image: (group of `group_tiles` (1 to kWinogradGroupTiles)
-/// consecutive 4x4 output tiles (row major), chunk of up to 4 output blocks (3 on AVX2
-/// and SSE4)), group major: already in image order, so the grid is 1 x items;
+/// consecutive 4x4 output tiles (row major over ref::WinogradAxis's tiles), chunk of up
+/// to 4 output blocks (3 on AVX2 and SSE4)), group major: already in image order, so the
+/// grid is 1 x items;
 /// f32_winograd_conv with the same group_tiles computes any sub-range of [0, items()), so
 /// callers split it across threads (ops::parallel_grid).
 WorkGrid winograd_conv_work(const ref::FusedConvParams& p, int64_t group_tiles);
