@@ -260,6 +260,10 @@ TEST(WinogradConv, SupportRules) {
     EXPECT_TRUE(preferred(256, 256, 12, 13));  // 3 x 4: exactly 12 tiles
     EXPECT_TRUE(preferred(8, 64, 32, 32));
     EXPECT_TRUE(preferred(8, 12, 30, 40));
+    p.y_block = 1;  // a head's NCHW output: a whole block of output channels only
+    EXPECT_EQ(preferred(256, 12, 8, 10), c <= 12);
+    EXPECT_TRUE(preferred(256, 16, 8, 10));
+    p.y_block = c;
     EXPECT_FALSE(preferred(7, 64, 32, 32));
     EXPECT_FALSE(preferred(64, 7, 32, 32));
     p.conv.dilation = {1, 3, 3};

@@ -261,8 +261,8 @@ namespace {
 // ones [6, 3, 3, 128]; with blocks of 4 and 8 their weights are packed for the pointwise
 // and direct kernels. A 3x3 128 -> 20 head, which the cost rule alone would give the dot
 // kernel, keeps winograd where select-algorithm prefers it (the rule was measured
-// against direct only); a 3x3 128 -> 12 head, which winograd would take too, runs the dot
-// kernel (fewer output channels than a block: measured faster).
+// against direct only); a 3x3 128 -> 12 conv into a 1x1 conv (NCHWc between them) runs
+// the dot kernel, which winograd would take too (fewer output channels than a block).
 TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   ModelBuilder m;
   m.input("x", {1, 3, 4, 5});
@@ -275,6 +275,7 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   m.initializer("w2", {4, 128, 1, 1}, weights(512, 2));
   m.initializer("w3", {6, 128, 3, 3}, weights(6 * 128 * 9, 3));
   m.initializer("w12", {12, 128, 3, 3}, weights(12 * 128 * 9, 6));
+  m.initializer("w12b", {4, 12, 1, 1}, weights(48, 7));
   auto* c1 = m.node("Conv", {"x", "w1"}, {"a"}, "c1");
   set_ints(c1, "pads", {1, 1, 1, 1});
   m.node("Relu", {"a"}, {"ar"}, "r1");
@@ -283,7 +284,8 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   set_ints(m.node("Conv", {"ar", "w3"}, {"h3"}, "head3"), "pads", {1, 1, 1, 1});
   set_ints(m.node("Transpose", {"h3"}, {"y3"}, "nhwc3"), "perm", {0, 2, 3, 1});
   set_ints(m.node("Conv", {"ar", "w20"}, {"y20"}, "head20"), "pads", {1, 1, 1, 1});
-  set_ints(m.node("Conv", {"ar", "w12"}, {"y12"}, "head12"), "pads", {1, 1, 1, 1});
+  set_ints(m.node("Conv", {"ar", "w12"}, {"h12"}, "head12"), "pads", {1, 1, 1, 1});
+  m.node("Conv", {"h12", "w12b"}, {"y12"}, "after12");
   for (int block : {4, 8, 16}) {
     SCOPED_TRACE(::testing::Message() << "block " << block);
     const passes::Program p = compile(m, {{DType::kFloat32, {1, 3, 4, 5}}}, {}, block);
@@ -314,6 +316,7 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
       EXPECT_EQ(head3->attrs.at("algorithm").s, "dot");
       EXPECT_EQ(head20->attrs.at("weight_layout").s, "winograd");
       EXPECT_EQ(head20->attrs.at("algorithm").s, "winograd");
+      EXPECT_EQ(head12->attrs.at("y_layout").s, "NCHWc");
       EXPECT_EQ(head12->attrs.at("weight_layout").s, "OHWI");
       EXPECT_EQ(head12->attrs.at("algorithm").s, "dot");
     }

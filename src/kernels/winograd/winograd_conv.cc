@@ -374,6 +374,10 @@ bool winograd_conv_preferred(const ref::FusedConvParams& p) {
       p.conv.out_channels < kWinogradMinChannels) {
     return false;
   }
+  // Fewer output channels than a block into an NCHW output: a detection head, which the
+  // dot or the direct kernel writes NHWC for the Transpose after it (fuse-transpose),
+  // and whose few tiles leave winograd's partial vectors and scalar stores (README.md).
+  if (p.conv.out_channels < p.w_block && p.y_block != p.w_block) return false;
   // Each transformed weight (36 per 3x3 filter, 4x the direct kernel's bytes) serves every
   // 4x4 tile once: 2 FLOP per 4 bytes per tile. Weights past L2 stream from L3 or DRAM on
   // every run; with fewer than 12 tiles the layer then waits on memory and gains little

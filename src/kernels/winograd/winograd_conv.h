@@ -33,7 +33,8 @@ inline constexpr int64_t kWinogradMinChannels = 8;
 
 /// Whether the plan should run `p` by winograd rather than by the direct kernel: supported,
 /// enough channels that the GEMM on the transformed tiles outweighs the transforms
-/// (kWinogradMinChannels in and out), and either transformed
+/// (kWinogradMinChannels in and out), fewer output channels than a block only into an
+/// NCHWc output (not a detection head's NCHW one), and either transformed
 /// weights of at most kWinogradCachedWeightBytes or at least kWinogradMinStreamedTiles
 /// output tiles to use them on (from `tern bench --per-layer` on ResNet-18). README.md.
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
