@@ -160,7 +160,10 @@ TEST(FuseEpilogue, ResNetBasicBlockWithProjectionShortcut) {
     // The fused node is whichever Conv the Add read first; the other one feeds Z.
     EXPECT_EQ(with_z->name, main_first ? "convB" : "convS");
     EXPECT_EQ(int_attr(*with_z, "residual_before_activation"), 1);
-    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue");
+    // convB (8 -> 8, 3x3) runs winograd where 8 channels are a whole block or more (AVX2,
+    // NEON): its transforms round sums several times the outputs (select-algorithm's
+    // tolerance, against the plain Conv with every pass off).
+    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue", 1e-4);
   }
 }
 
