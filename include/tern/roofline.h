@@ -98,9 +98,8 @@ inline constexpr double kRooflineDropFraction = 0.8;
 /// (and not options.force), else measured now and written to the cache. With
 /// options.force, a measurement with a figure below kRooflineDropFraction of the cached
 /// entry's (a busy machine; only against an entry measured in the same mode, quick or
-/// not) is not written: the cached figures are returned
-/// (source->from_cache) and `source->warning` names the figure and the file to delete to
-/// replace them. A corrupt
+/// not) is not written: the cached figures are returned (source->from_cache) and
+/// `source->warning` names the figure and the file to delete to replace them. A corrupt
 /// cache file is not an error here: the cache is derived data, so it is re-measured and
 /// replaced, and `source->warning` says so (as it does when the cache cannot be written).
 /// Throws only what measure_roofline() throws.

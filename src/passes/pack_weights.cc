@@ -6,7 +6,8 @@
 //     whole blocks of them per group; not a conv that runs as a GEMM on its OIHW weights,
 //     1x1 or an implicit GEMM), and not a conv from NCHWc with one group that the dot
 //     kernel runs (kernels::dot_conv_preferred: few output channels, and not a conv
-//     select-algorithm gives winograd): W becomes a new constant
+//     select-algorithm gives winograd with a block of output channels or more): W becomes
+//     a new constant
 //     kernels::ref::pack_conv_weights(W, c) ([ceil(M/c), C/g, kH, kW, c], output channels
 //     blocked, zero padded), weight_layout = "packed", out_channels = M (the padding hides
 //     M). The NCHWc kernel then loads the c output channels of one tap as one vector.
