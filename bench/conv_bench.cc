@@ -8,10 +8,10 @@
 // (`tern roofline`, cached), so a kernel's distance from the machine's ceiling is read
 // directly. Every layer planned as "winograd" is also benchmarked as "direct" (the kernel
 // it replaces, from a plan compiled without select-algorithm), so that the choice is
-// seen to measure faster (kernels::winograd_conv_preferred's channel thresholds come from
-// these; its tile threshold, which keeps deep small layers on direct, from `tern bench
-// --per-layer`). The convs a plan runs as a ConvChain (fuse-conv-chain) are benchmarked
-// one by one as above, and each chain as a whole ("chain/...").
+// seen to measure faster (kernels::winograd_conv_preferred's 16-channel threshold came from
+// these; its 8-channel one and its tile threshold, which keeps deep small layers on
+// direct, from `tern bench --per-layer`). The convs a plan runs as a ConvChain (fuse-conv-chain)
+// are benchmarked one by one as above, and each chain as a whole ("chain/...").
 //
 // At the end it prints the FMA-peak target of issue 5: of the 1x1 convolutions with at
 // least 32 input channels and the 3x3 ones with at least 64 (one group, each layer's
@@ -162,11 +162,11 @@ int register_layers(const std::string& dir) {
       if (node.op_type != "FusedConv") continue;
       std::vector<ops::TensorType> in_types, out_types = {*p->types[node.outputs[0]]};
       for (int v : node.inputs) in_types.push_back(v >= 0 ? *p->types[v] : ops::TensorType{});
-      const std::string key =
-          fmt::format("{}/x{}/w{}/y{}/k{}/s{}/p{}/g{}", attr_str(node, "algorithm"),
-                      shape_str(in_types[0].shape), shape_str(in_types[1].shape),
-                      shape_str(out_types[0].shape), attr_str(node, "kernel_shape"),
-                      attr_str(node, "strides"), attr_str(node, "pads"), attr_str(node, "group"));
+      const std::string key = fmt::format(
+          "{}/x{}/w{}/y{}/k{}/s{}/p{}/d{}/g{}", attr_str(node, "algorithm"),
+          shape_str(in_types[0].shape), shape_str(in_types[1].shape), shape_str(out_types[0].shape),
+          attr_str(node, "kernel_shape"), attr_str(node, "strides"), attr_str(node, "pads"),
+          attr_str(node, "dilations"), attr_str(node, "group"));
       if (seen[key]) continue;
       seen[key] = true;
       const int64_t macs = p->ops[n]->macs(in_types, out_types);

@@ -78,8 +78,9 @@ std::optional<kernels::ref::ConvParams> nchwc_conv_geometry(const Program& p, co
 // block of output channels (the dot kernel's rule was measured against direct only). With
 // fewer, the dot kernel's lanes run full and winograd's GEMM's do not: UltraFace slim-320's
 // last 3x3 head (256 -> 12 at 4x5) took 0.011 to 0.012 ms by dot, 0.020 to 0.025 by
-// winograd (`tern bench --per-layer`, one thread, Zen 4). (Into an NCHW output such a conv
-// would not get winograd anyway: kernels::winograd_conv_preferred.)
+// winograd (`tern bench --per-layer`, one thread, Zen 4). Such heads write NCHW, which
+// winograd_conv_preferred refuses under 16 channels anyway; into NCHWc (no model has one)
+// this keeps the dot kernel these convs had before winograd took 8 channels, unmeasured.
 bool winograd_preferred(const ir::Node& conv, const kernels::ref::ConvParams& c, int64_t block) {
   if (c.out_channels < block) return false;
   kernels::ref::FusedConvParams f;

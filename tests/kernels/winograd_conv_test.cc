@@ -133,7 +133,8 @@ NchwcConvCase sweep_case(int i, int64_t h, int64_t pad, int64_t c) {
   t.w = 1 + (h * 13 + pad * 5) % 33;
   t.pad = pad;
   if (i % 7 == 3) t.pad_end = pad == 2 ? 0 : pad + 1;  // asymmetric
-  t.dilation = std::array<int64_t, 5>{1, 2, 1, 3, 5}[i / 2 % 5];  // phases of 1 to 5 tiles
+  // Dilation by i / 3, so that NCHW outputs (i % 5 == 4) meet dilations 2, 3 and 5 too.
+  t.dilation = std::array<int64_t, 5>{1, 2, 1, 3, 5}[i / 3 % 5];
   if (!t.fits()) t.dilation = 1;
   if (!t.fits()) t.pad = t.pad_end = 1;
   t.y_block = i % 5 == 4;  // a head's NCHW output
@@ -260,14 +261,18 @@ TEST(WinogradConv, SupportRules) {
     EXPECT_TRUE(preferred(256, 256, 12, 13));  // 3 x 4: exactly 12 tiles
     EXPECT_TRUE(preferred(8, 64, 32, 32));
     EXPECT_TRUE(preferred(8, 12, 30, 40));
-    p.y_block = 1;  // a head's NCHW output: a whole block of output channels only
-    EXPECT_EQ(preferred(256, 12, 8, 10), c <= 12);
+    p.y_block = 1;  // a head's NCHW output: 16 output channels or more, on every target
+    EXPECT_FALSE(preferred(256, 12, 8, 10));
     EXPECT_TRUE(preferred(256, 16, 8, 10));
     p.y_block = c;
     EXPECT_FALSE(preferred(7, 64, 32, 32));
     EXPECT_FALSE(preferred(64, 7, 32, 32));
     p.conv.dilation = {1, 3, 3};
-    EXPECT_TRUE(preferred(16, 16, 30, 40));
+    EXPECT_TRUE(preferred(16, 16, 30, 40));  // 9 x 12 tiles: 1728 positions for 1200
+    p.conv.dilation = {1, 5, 5};
+    EXPECT_TRUE(preferred(16, 16, 30, 40));  // 10 x 10 tiles: 1600 positions
+    EXPECT_FALSE(preferred(16, 16, 8, 8));   // 5 x 5 tiles: 400 positions for 64
+    EXPECT_TRUE(preferred(16, 16, 20, 20));  // 5 x 5 tiles: 400 positions for 400
   });
 }
 

@@ -51,7 +51,8 @@ struct WinogradAxis {
   int64_t out = 0;  ///< output positions
   /// dilation * ceil(ceil(out / dilation) / 4); a phase's last tile may be partial.
   int64_t tiles = 0;
-  /// Output position of point i (0 to 3) of tile t; positions >= out are not stored.
+  /// Position of point i of tile t: an output for i in 0 to 3 (positions >= out are not
+  /// stored), the patch's points for i in 0 to 5 (input() subtracts the padding).
   int64_t output(int64_t t, int64_t i) const {
     return t % dilation + dilation * (kWinogradTile * (t / dilation) + i);
   }

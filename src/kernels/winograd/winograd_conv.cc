@@ -374,16 +374,26 @@ bool winograd_conv_preferred(const ref::FusedConvParams& p) {
       p.conv.out_channels < kWinogradMinChannels) {
     return false;
   }
-  // Fewer output channels than a block into an NCHW output: a detection head, which the
-  // dot or the direct kernel writes NHWC for the Transpose after it (fuse-transpose),
-  // and whose few tiles leave winograd's partial vectors and scalar stores (README.md).
-  if (p.conv.out_channels < p.w_block && p.y_block != p.w_block) return false;
+  // An NCHW output (a detection head, which the dot or the direct kernel writes NHWC for
+  // the Transpose after it: fuse-transpose) takes winograd from kWinogradMinHeadChannels
+  // output channels only, whatever the block (README.md).
+  if (p.y_block != p.w_block && p.conv.out_channels < kWinogradMinHeadChannels) return false;
+  // The tiles the layer runs (ref::WinogradAxis: a dilated axis's phases each round up to
+  // whole tiles). A dilated layer computing more than twice its outputs (an 8x8 output
+  // at dilation 5 runs 5 x 5 tiles: 400 positions, more multiplications than direct's)
+  // stays on direct.
+  const ref::ConvParams& cp = p.conv;
+  const int64_t tiles = ref::winograd_axis(cp.out.h, cp.dilation.h, cp.pad_begin.h).tiles *
+                        ref::winograd_axis(cp.out.w, cp.dilation.w, cp.pad_begin.w).tiles;
+  const bool dilated = cp.dilation.h > 1 || cp.dilation.w > 1;
+  if (dilated && tiles * ref::kWinogradTile * ref::kWinogradTile > 2 * cp.out.h * cp.out.w) {
+    return false;
+  }
   // Each transformed weight (36 per 3x3 filter, 4x the direct kernel's bytes) serves every
   // 4x4 tile once: 2 FLOP per 4 bytes per tile. Weights past L2 stream from L3 or DRAM on
   // every run; with fewer than 12 tiles the layer then waits on memory and gains little
   // from a second thread (ResNet-18's layer4: README.md, "When it is chosen").
   // Winograd is applicable only with groups == 1.
-  const int64_t tiles = (p.conv.out.h + 3) / 4 * ((p.conv.out.w + 3) / 4);
   const int64_t padded_out = (p.conv.out_channels + p.w_block - 1) / p.w_block * p.w_block;
   const int64_t weight_bytes = 36 * p.conv.in_channels * padded_out * int64_t{sizeof(float)};
   return tiles >= kWinogradMinStreamedTiles || weight_bytes <= kWinogradCachedWeightBytes;

@@ -26,15 +26,22 @@ inline constexpr int64_t kWinogradCachedWeightBytes = int64_t{1} << 20;
 inline constexpr int64_t kWinogradMinStreamedTiles = 12;
 
 /// Input and output channels from which winograd_conv_preferred takes a layer: UltraFace
-/// RFB-320's 8 -> 16, 8 -> 12 and 12 -> 16 branch convs at 30x40 ran in 0.016 to 0.020 ms
+/// RFB-320's 8 -> 16, 8 -> 12 and 12 -> 16 branch convs at 30x40 ran in 0.019 to 0.026 ms
 /// by winograd against 0.032 to 0.045 by the direct kernel (`tern bench --per-layer`, one
 /// thread, Zen 4). Fewer channels were not measured.
 inline constexpr int64_t kWinogradMinChannels = 8;
 
+/// Output channels from which winograd_conv_preferred takes a layer into an NCHW output
+/// (a detection head), on every target: UltraFace RFB-640's 256 -> 12 3x3 head at 8x10
+/// took 0.070 ms by winograd plus 0.004 for the Transpose that could no longer fold into
+/// it, against 0.065 to 0.068 by direct with NHWC output (Zen 4, AVX-512). Narrower
+/// targets were not measured and keep the threshold that held before dilation support.
+inline constexpr int64_t kWinogradMinHeadChannels = 16;
+
 /// Whether the plan should run `p` by winograd rather than by the direct kernel: supported,
 /// enough channels that the GEMM on the transformed tiles outweighs the transforms
-/// (kWinogradMinChannels in and out), fewer output channels than a block only into an
-/// NCHWc output (not a detection head's NCHW one), and either transformed
+/// (kWinogradMinChannels in and out; kWinogradMinHeadChannels out into an NCHW output), a
+/// dilated layer's tiles covering at most twice its outputs, and either transformed
 /// weights of at most kWinogradCachedWeightBytes or at least kWinogradMinStreamedTiles
 /// output tiles to use them on (from `tern bench --per-layer` on ResNet-18). README.md.
 bool winograd_conv_preferred(const ref::FusedConvParams& p);
