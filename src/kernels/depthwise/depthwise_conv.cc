@@ -71,17 +71,44 @@ Tiling tiling(int64_t n) {
 // K > 0: a K x K kernel without dilation on a row whose taps are all inside the input
 // (kh0 = 0, kh1 = K), kStride 1 or 2, kNoBorder or kEnds: the sliding window below, with
 // its loops unrolled at compile time. K = 0: run-time tap loops, one load per FMA.
+// kHalf: the block holds at most half a vector of channels (RetinaFace's 8 in 16 lanes):
+// the tile loads and computes the lower halves only (TileVectors), and widens its sums
+// (upper lanes 0) for the epilogue. Only the full-width interior tiles have this variant
+// (Row): on AMD Zen 4, whose 512-bit loads and FMAs are two 256-bit halves, it makes
+// them cheaper; elsewhere it runs as many instructions (README.md).
 enum Border { kNoBorder, kEnds, kAnyBorder };
 
-template <int R, int kStride, Border kBorder, int K>
+// The vectors a tile computes on (D): a block's, or its lower half (kHalf); a block's
+// vector converts to and from them.
+using Block = hn::ScalableTag<float>;
+template <bool kHalf>
+struct TileVectors {
+  using D = Block;
+  static HWY_INLINE hn::Vec<D> FromBlock(hn::Vec<Block> v) { return v; }
+  static HWY_INLINE hn::Vec<Block> ToBlock(hn::Vec<D> v) { return v; }
+};
+#if HWY_TARGET != HWY_SCALAR  // no half vectors; the tiles never run there (DepthwiseConv)
+template <>
+struct TileVectors<true> {
+  using D = hn::Half<Block>;
+  static HWY_INLINE hn::Vec<D> FromBlock(hn::Vec<Block> v) { return hn::LowerHalf(D(), v); }
+  static HWY_INLINE hn::Vec<Block> ToBlock(hn::Vec<D> v) {
+    return hn::ZeroExtendVector(Block(), v);
+  }
+};
+#endif
+
+template <int R, int kStride, Border kBorder, int K, bool kHalf = false>
 HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, int64_t kh0,
                        int64_t kh1) {
   static_assert(K == 0 || (kStride > 0 && kBorder != kAnyBorder), "no such sliding tile");
-  const hn::ScalableTag<float> d;
+  using TV = TileVectors<kHalf>;
+  const Block dv;
+  const typename TV::D d;
   using V = hn::Vec<decltype(d)>;
   const int64_t c = k.c;
-  V acc[1][R];  // one block: StoreBlocks' B x R shape
-  const V bias = LoadBias(d, k.bias, k.out.channels, cb);
+  V acc[1][R];
+  const V bias = TV::FromBlock(LoadBias(dv, k.bias, k.out.channels, cb));
   HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[0][r] = bias;
   const float* xc = k.x + cb * k.x_plane * c;
   const float* wc = k.w + cb * k.kh * k.kw * c;
@@ -96,7 +123,7 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
     // and with them exactly the FMAs of those taps: only the first K and the last K
     // inputs can be outside, since every pixel but the first and the last is inside.
     constexpr int kSpan = (R - 1) * kStride + K;
-    constexpr int64_t kC = static_cast<int64_t>(hn::MaxLanes(d));
+    constexpr int64_t kC = static_cast<int64_t>(hn::MaxLanes(dv));
     const float* x0 = xc + ((oh * k.sh - k.ph) * k.wd + col0) * kC;
     HWY_UNROLL(16) for (int i = 0; i < K; ++i) {
       V wv[K];
@@ -120,7 +147,7 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
       }
     }
   } else {
-    const int64_t step = kStride > 0 ? kStride * static_cast<int64_t>(hn::MaxLanes(d)) : k.sw * c;
+    const int64_t step = kStride > 0 ? kStride * static_cast<int64_t>(hn::MaxLanes(dv)) : k.sw * c;
     // Offset of pixel 0's tap (kh0, 0); before the row for a left border pixel (not read).
     const int64_t at0 = ((oh * k.sh - k.ph + kh0 * k.dh) * k.wd + col0) * c;
     for (int64_t j = 0; j < k.kw; ++j) {
@@ -149,7 +176,9 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
       }
     }
   }
-  StoreBlocks(d, k.out, cb, oh * k.ow + ow0, acc);
+  hn::Vec<Block> out[1][R];  // one block: StoreBlocks' B x R shape
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) out[0][r] = TV::ToBlock(acc[0][r]);
+  StoreBlocks(dv, k.out, cb, oh * k.ow + ow0, out);
 }
 
 // Tiles narrower than this run the one general variant (any border, run-time taps):
@@ -183,6 +212,7 @@ void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1, int
          int64_t kh1) {
   const Tiling t = o1 - o0 == k.full ? Tiling{k.full_tiles, k.full_base} : tiling(o1 - o0);
   const int64_t tiles = t.tiles, base = t.base, longer = o1 - o0 - tiles * base;
+  const bool half = 2 * (k.out.channels - cb * k.c) <= k.c;
   int64_t o = o0;
   for (int64_t i = 0; i < tiles; ++i) {
     const int64_t n = base + (i < longer ? 1 : 0);
@@ -194,7 +224,9 @@ void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1, int
       // their instantiations few.
       TileN<0, kAnyBorder, 0>(n, k, cb, oh, o, kh0, kh1);
     } else if (left == 0 && right == 0) {
-      if (n == kMaxPixels) {
+      if (n == kMaxPixels && half) {
+        Tile<kMaxPixels, kStride, kNoBorder, K, true>(k, cb, oh, o, kh0, kh1);
+      } else if (n == kMaxPixels) {
         Tile<kMaxPixels, kStride, kNoBorder, K>(k, cb, oh, o, kh0, kh1);
       } else {
         TileN<kStride, kNoBorder, K>(n, k, cb, oh, o, kh0, kh1);

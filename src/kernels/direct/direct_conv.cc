@@ -92,6 +92,32 @@ HWY_INLINE void TapStep(D d, V (&acc)[B][R], const float* xs, int64_t pixel_step
   }
 }
 
+// TapStep for B blocks whose last holds at most half a vector of output channels: that
+// block's R FMAs run on half-width vectors (dh), into hacc; the B - 1 others as TapStep's.
+// The upper lanes would only multiply the zero weights of padded output channels. On AMD
+// Zen 4, which runs a 512-bit FMA as two 256-bit halves, a half-width FMA costs half;
+// Intel's 512-bit FMA ports, AVX2 and NEON run as many FMAs either way (README.md).
+template <int B, int R, bool kFirst = false, class D, class DH, class V, class VH>
+HWY_INLINE void TapStepHalf(D d, DH dh, V (&acc)[B][R], VH (&hacc)[R], const float* xs,
+                            int64_t pixel_step, const float* ws, int64_t w_ob_stride) {
+  V wv[B];
+  HWY_UNROLL(16) for (int b = 0; b + 1 < B; ++b) wv[b] = hn::LoadU(d, ws + b * w_ob_stride);
+  const VH wh = hn::LoadU(dh, ws + (B - 1) * w_ob_stride);
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+    VH xh;
+    if constexpr (B > 1) {
+      const V xv = hn::Set(d, xs[r * pixel_step]);
+      HWY_UNROLL(16) for (int b = 0; b + 1 < B; ++b) {
+        acc[b][r] = kFirst ? hn::Mul(wv[b], xv) : hn::MulAdd(wv[b], xv, acc[b][r]);
+      }
+      xh = hn::LowerHalf(dh, xv);
+    } else {
+      xh = hn::Set(dh, xs[r * pixel_step]);
+    }
+    hacc[r] = kFirst ? hn::Mul(wh, xh) : hn::MulAdd(wh, xh, hacc[r]);
+  }
+}
+
 // The start of a first cache pass's sums: -0, the identity of float addition (+0 would
 // turn a sum of -0 into +0). The bias comes after the pass's FMAs (AddBias): with the
 // bias as the starting value, each tile's first FMAs waited on its loads. Every tile
@@ -125,7 +151,11 @@ HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
 // accumulators in memory outside the FMA loops (48 vector stores and loads per tile).
 // kColumn: the R pixels are rows oh .. oh + R - 1 of column ow0 instead (ColumnBorder):
 // k.ow output pixels and k.sh input rows apart.
-template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false>
+// kHalf: block B - 1 holds at most half a vector of output channels; its FMAs run on
+// half-width vectors (TapStepHalf), its sums widened (upper lanes 0) before the epilogue
+// or a pass's store. Row runs it for the interior tiles of the first layers (NCHW input,
+// stride 2): RetinaFace's 3 -> 8 (README.md, "Half blocks").
+template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false, bool kHalf = false>
 HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                            const Span& sp) {
   const hn::ScalableTag<float> d;
@@ -140,14 +170,31 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   // per tile of the 4x6 pointwise tile (UltraFace slim-320: 2.63 -> 2.49 ms, median of 5
   // alternated runs).
   V acc[B][R];
+  [[maybe_unused]] const hn::Half<decltype(d)> dh;
+  hn::Vec<decltype(dh)> hacc[R];  // block B - 1's sums when kHalf (TapStepHalf)
   if (sp.first) {
     StartSums(d, acc);
+    if constexpr (kHalf) HWY_UNROLL(16) for (int r = 0; r < R; ++r) hacc[r] = hn::Set(dh, -0.0f);
   } else {
     HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
       const float* yp = k.out.y + ((ob0 + b) * k.out.plane + pix0) * c;
-      HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[b][r] = hn::LoadU(d, yp + r * out_step);
+      HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+        if (kHalf && b == B - 1) {
+          hacc[r] = hn::LoadU(dh, yp + r * out_step);
+        } else {
+          acc[b][r] = hn::LoadU(d, yp + r * out_step);
+        }
+      }
     }
   }
+  // One tap of one input channel into the tile's sums.
+  auto tap = [&](const float* xs, int64_t step, const float* ws) HWY_ATTR {
+    if constexpr (kHalf) {
+      TapStepHalf<B, R>(d, dh, acc, hacc, xs, step, ws, k.w_ob_stride);
+    } else {
+      TapStep<B, R>(d, acc, xs, step, ws, k.w_ob_stride);
+    }
+  };
   const float* wb = k.w + ob0 * k.w_ob_stride;
   const int64_t w_ic_stride = k.kh * k.kw * c;  // packed: [ob][icg][kh][kw][c]
   const int64_t ic0 = g * k.cg;
@@ -175,9 +222,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       const float* wc = wb + icg * w_ic_stride;
       HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
         const float* xr = base_register(xc + i * k.wd);
-        HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
-          TapStep<B, R>(d, acc, xr + j, pixel_step, wc + (i * 3 + j) * c, k.w_ob_stride);
-        }
+        HWY_UNROLL(3) for (int j = 0; j < 3; ++j) { tap(xr + j, pixel_step, wc + (i * 3 + j) * c); }
       }
     }
     for (int64_t icg = sp.ic_begin; !full3x3 && icg < sp.ic_end; ++icg) {
@@ -187,7 +232,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
         const float* xs = xc + (oh * k.sh - k.ph + i * k.dh) * k.wd;
         const float* ws = wc + i * k.kw * c;
         for (int64_t j = sp.kw0; j < sp.kw1; ++j, xs += k.dw, ws += c) {
-          TapStep<B, R>(d, acc, xs, pixel_step, ws, k.w_ob_stride);
+          tap(xs, pixel_step, ws);
         }
       }
     }
@@ -205,6 +250,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     // 256 channels at 4x5 pixels, 14 of them border pixels) went from 33 to 25 us in
     // conv_bench.
     constexpr int kChains = B * R >= 4 ? 1 : (4 + B * R - 1) / (B * R);
+    static_assert(!kHalf || kChains == 1, "half-width tiles have one chain");
     V part[kChains][B][R];
     HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) StartSums(d, part[q]);
     const int64_t x_step = k.xb == 1 ? k.x_cb_stride : 1;
@@ -237,7 +283,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
             }
           }
           for (; l < n; ++l, xs += x_step, ws += w_ic_stride) {
-            TapStep<B, R>(d, acc, xs, pixel_step, ws, k.w_ob_stride);
+            tap(xs, pixel_step, ws);
           }
           icg += n;
           lane = 0;
@@ -251,6 +297,11 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       }
     }
   }
+#if HWY_TARGET != HWY_SCALAR  // no half vectors; the tiles never run there (DirectConv)
+  if constexpr (kHalf) {
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[B - 1][r] = hn::ZeroExtendVector(d, hacc[r]);
+  }
+#endif
   if (sp.first) AddBias(d, k, ob0, acc);
   if (sp.last) {
     if constexpr (kColumn) {
@@ -279,13 +330,26 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
 // TileImpl's): input channel 0's products start them (the FMAs into StartSums' -0), the
 // bias comes after the FMAs (AddBias). In f32_direct_conv (2 x 12 tiles, 16 and 32 input
 // channels) this tile took 0.90 and 0.93 of TileImpl's time; UltraFace, RetinaFace and
-// MobileNetV2 0.97 to 0.99 of theirs.
-template <int B, int R>
+// MobileNetV2 0.97 to 0.99 of theirs. kHalf: as TileImpl's (block B - 1 on half-width
+// vectors).
+template <int B, int R, bool kHalf = false>
 HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
+  const hn::Half<decltype(d)> dh;
   using V = hn::Vec<decltype(d)>;
+  using VH = hn::Vec<decltype(dh)>;
   constexpr int64_t c = kLanes;
   V acc[B][R];
+  VH hacc[R];
+  auto step = [&](auto first, const float* xs, const float* ws) HWY_ATTR {
+    if constexpr (kHalf) {
+      TapStepHalf<B, R, decltype(first)::value>(d, dh, acc, hacc, xs, c, ws, k.w_ob_stride);
+    } else {
+      TapStep<B, R, decltype(first)::value>(d, acc, xs, c, ws, k.w_ob_stride);
+    }
+  };
+  using First = std::true_type;
+  using Next = std::false_type;
   const float* x = k.x + pix0 * c;
   const float* w = k.w + ob0 * k.w_ob_stride;  // packed [ob][ic][c]
   const int64_t whole = k.cg / c;
@@ -294,12 +358,13 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
     // One channel: its products would meet the bias add directly, which GCC may contract
     // into one FMA (-ffp-contract=fast), rounded once where TileImpl rounds twice.
     StartSums(d, acc);
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) hacc[r] = hn::Set(dh, -0.0f);
   } else {
     // Input channel 0's products start the sums (TapStep's kFirst): with the 24 moves of
     // StartSums' -0 instead, a standalone 2 x 12 loop took 1.07 times as long.
-    TapStep<B, R, true>(d, acc, x, c, w, k.w_ob_stride);
+    step(First(), x, w);
     if (whole > 0) {
-      for (int l = 1; l < c; ++l) TapStep<B, R>(d, acc, x + l, c, w + l * c, k.w_ob_stride);
+      for (int l = 1; l < c; ++l) step(Next(), x + l, w + l * c);
     } else {
       tail0 = 1;
     }
@@ -307,28 +372,33 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   for (int64_t cb = 1; cb < whole; ++cb) {
     const float* xs = x + cb * k.x_cb_stride;
     const float* ws = w + cb * c * c;
-    for (int l = 0; l < c; ++l) TapStep<B, R>(d, acc, xs + l, c, ws + l * c, k.w_ob_stride);
+    for (int l = 0; l < c; ++l) step(Next(), xs + l, ws + l * c);
   }
   const float* xs = x + whole * k.x_cb_stride;
   const float* ws = w + whole * c * c;
   for (int64_t l = tail0; l < k.cg - whole * c; ++l) {
-    TapStep<B, R>(d, acc, xs + l, c, ws + l * c, k.w_ob_stride);
+    step(Next(), xs + l, ws + l * c);
   }
+#if HWY_TARGET != HWY_SCALAR  // no half vectors; the tiles never run there (DirectConv)
+  if constexpr (kHalf) {
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[B - 1][r] = hn::ZeroExtendVector(d, hacc[r]);
+  }
+#endif
   AddBias(d, k, ob0, acc);
   StoreBlocks(d, k.out, ob0, pix0, acc);
 }
 
 // One tile in the loop order that suits its span (see TileImpl). A dense NCHWc tile
 // (kStep = lanes) always has its channels inside.
-template <int B, int R, int kStep = 0>
+template <int B, int R, int kStep = 0, bool kHalf = false>
 HWY_INLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                      const Span& sp) {
   if constexpr (kStep != kLanes) {
     if (k.xb == 1 && sp.ic_end - sp.ic_begin <= sp.kw1 - sp.kw0) {
-      return TileImpl<B, R, kStep, true>(k, ob0, g, oh, ow0, sp);
+      return TileImpl<B, R, kStep, true, false, kHalf>(k, ob0, g, oh, ow0, sp);
     }
   }
-  TileImpl<B, R, kStep, false>(k, ob0, g, oh, ow0, sp);
+  TileImpl<B, R, kStep, false, false, kHalf>(k, ob0, g, oh, ow0, sp);
 }
 
 // Tile<B, r> for a run-time r in [1, kTileMaxPixels<B>] (dense) or
@@ -388,6 +458,7 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   sp.kh1 = std::max(rows.begin, rows.end);
   constexpr int64_t kR = kTileMaxPixels<B>;
   const bool dense = k.sw == 1 && k.xb == k.c;
+  const bool half = 2 * (k.out.channels - (ob0 + B - 1) * k.c) <= k.c;
   // Border pixels [b0, b1): runs of consecutive pixels whose taps inside the row are the
   // same columns go as one tile (a dilated conv's first d pixels all skip tap 0, its last
   // d the last tap). One at a time, the border pixels of RFB's dilated 3x3 convs (pads
@@ -419,6 +490,9 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   int64_t o = ia;
   if (dense) {
     if (k.pointwise && sp.first && sp.last) {
+      if (half) {
+        for (; o + kR <= ib; o += kR) PointwiseTile<B, kR, true>(k, ob0, oh * k.ow + o);
+      }
       for (; o + kR <= ib; o += kR) PointwiseTile<B, kR>(k, ob0, oh * k.ow + o);
     }
     for (; o + kR <= ib; o += kR) Tile<B, kR, kLanes>(k, ob0, g, oh, o, sp);
@@ -431,6 +505,8 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
     // weight loads and loop overhead per FMA for B = 1 and 2.
     constexpr int64_t kRs = kR < 6 ? kR : 6;
     if (k.xb == 1 && k.sw == 2) {
+      if (half)
+        for (; o + kR <= ib; o += kR) Tile<B, kR, 2, true>(k, ob0, g, oh, o, sp);
       for (; o + kR <= ib; o += kR) Tile<B, kR, 2>(k, ob0, g, oh, o, sp);
     } else if (k.xb == 1 && k.sw == 1) {
       for (; o + kR <= ib; o += kR) Tile<B, kR, 1>(k, ob0, g, oh, o, sp);
