@@ -323,15 +323,14 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
 }
 
 // A pointwise tile (1x1, stride 1, no padding, NCHWc input) whose input channels are
-// one cache pass (sp.first and sp.last: on a 48 KiB L1, the layers with up to 128 input
-// channels for 4 output blocks, 512 for 1): B blocks x R pixels from pixel pix0 of the
-// flattened image, the channel loop over whole input blocks with a compile-time trip
-// count. Its sums add in TileImpl's order, bit for bit (a row's tail tiles are
-// TileImpl's): input channel 0's products start them (the FMAs into StartSums' -0), the
-// bias comes after the FMAs (AddBias). In f32_direct_conv (2 x 12 tiles, 16 and 32 input
-// channels) this tile took 0.90 and 0.93 of TileImpl's time; UltraFace, RetinaFace and
-// MobileNetV2 0.97 to 0.99 of theirs. kHalf: as TileImpl's (block B - 1 on half-width
-// vectors).
+// one cache pass (sp.first and sp.last: a pointwise layer's pass is a quarter of L2,
+// pass_channels; 1024 input channels for 4 output blocks on a 1 MiB L2): B blocks x R pixels from
+// pixel pix0 of the flattened image, the channel loop over whole input blocks with a compile-time
+// trip count. Its sums add in TileImpl's order, bit for bit (a row's tail tiles are TileImpl's):
+// input channel 0's products start them (the FMAs into StartSums' -0), the bias comes after the
+// FMAs (AddBias). In f32_direct_conv (2 x 12 tiles, 16 and 32 input channels) this tile took 0.90
+// and 0.93 of TileImpl's time; UltraFace, RetinaFace and MobileNetV2 0.97 to 0.99 of theirs. kHalf:
+// as TileImpl's (block B - 1 on half-width vectors).
 template <int B, int R, bool kHalf = false>
 HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
@@ -421,6 +420,11 @@ HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_
 // the pointwise layers of RetinaFace, SqueezeNet and UltraFace took 5 to 25 % longer in
 // conv_bench. An NCHW output (the heads) takes one pass: its partial sums have no vector
 // layout to wait in.
+// A pointwise layer's budget is a quarter of L2 instead (pass_budget, resolve): its tile
+// loads B weight vectors per R broadcasts and B * R FMAs, which L2 feeds as fast, and
+// one pass runs PointwiseTile instead of TileImpl's passes with their stored and
+// reloaded partial sums. On Zen 4 (32 KiB L1, 1 MiB L2) the 128 -> 128 and 256 -> 256
+// layers of RetinaFace and UltraFace took 0.93 to 0.96 of their time.
 [[maybe_unused]] int64_t pass_channels(const Direct& k, int64_t blocks) {  // not on HWY_SCALAR
   if (k.out.y_block == 1) return k.cg;
   const int64_t per_channel = blocks * k.kh * k.kw * k.c * int64_t{sizeof(float)};
@@ -625,7 +629,7 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   k.xb = p.x_block;
   k.x_cb_stride = p.x_block * (p.x_plane > 0 ? p.x_plane : cp.in.h * cp.in.w);
   k.w_ob_stride = k.cg * k.kh * k.kw * k.c;
-  k.pass_budget = l1d_cache_bytes() * 2 / 3;
+  k.pass_budget = k.pointwise ? l2_cache_bytes() / 4 : l1d_cache_bytes() * 2 / 3;
   return k;
 }
 

@@ -43,7 +43,8 @@ WorkGrid direct_conv_work(const ref::FusedConvParams& p,
 /// Nine-patch: the taps of a row that fall in the top or bottom padding are skipped for
 /// the whole row; the interior columns run a register tile of B output blocks x R pixels;
 /// the left and right border pixels run the same code, in runs of pixels that skip the
-/// same taps on the padding. Input channels go in L1-sized passes: the first starts the
+/// same taps on the padding. Input channels go in passes whose weights fit in L1 (a
+/// pointwise layer's: in a quarter of L2, fed as fast as its tiles use them): the first starts the
 /// accumulators from -0 and adds the bias after its FMAs, later ones start from the
 /// partial sums stored in y, and the last applies the epilogue in registers before its
 /// store. Items are those of direct_conv_work(p, min_units). Requires
