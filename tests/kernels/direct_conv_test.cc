@@ -99,8 +99,9 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
     // The pointwise layers run PointwiseTile where their input channels are one cache
     // pass (32 -> 64, 48 -> 24, 128 -> 256 at 16 lanes) and TileImpl's passes where they
     // are not (2100 -> 72 on AVX-512 with an L2 of up to 2 MiB, whose quarter holds the
-    // weights of 2048 channels for 4 blocks: two passes for a chunk of 4 blocks, one for
-    // the fifth block, with a partial input block). 32 -> 64 3x3 at 24 x 120: two cache
+    // weights of 2048 channels for 4 blocks: 3 passes for a chunk of 4 blocks with a 1 MiB
+    // L2 (1024 + 1024 + 52 channels), 2 with a 2 MiB one; one for the fifth block, with a
+    // partial input block). 32 -> 64 3x3 at 24 x 120: two cache
     // passes (3x3 over 32 channels at 16 lanes) over 48 row segments, whose partial sums
     // (24 KiB each: 96 pixels, 4 blocks) outgrow the kernel's 256 KiB within each of the
     // three pieces, so the passes start again for its later rows (on
@@ -108,17 +109,20 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
     // give those targets their several passes). 1 -> 24, 3 -> 16 and 6 -> 40 pointwise
     // from NCHWc: fewer input channels than a block (PointwiseTile's first channel starts
     // the sums, but a single one, and the rest are the partial block's; with 4 lanes, 6
-    // is a block and 2 more). 64 -> 8 (RFB's branch convs) and 48 -> 24: a last block of
-    // at most half a vector at 16 lanes (PointwiseTile's half-width variant), as 3 -> 8
-    // (RetinaFace's first layer: the first layers' tiles) and 200 -> 72; the sweep's 7, 2
-    // and 3c + 1 output channels give every target such blocks.
+    // is a block and 2 more). Half-width last blocks (M mod c in 1 .. c/2): 64 -> 8 (RFB's
+    // branch convs), 48 -> 24, 200 -> 72 and 3 -> 8 (RetinaFace's first layer) at 16 lanes;
+    // 17 output channels (17 mod c = 1 at 16, 8 and 4 lanes) on every target: 40 -> 17
+    // pointwise (PointwiseTile, 2, 3 or 1 + 4 blocks per chunk), 3 -> 17 at stride 2 from
+    // NCHW (a first layer: taps inside), and 300 -> 17 at stride 2 from NCHW (channels
+    // inside, over several cache passes, so the half block's partial sums are reloaded).
     const Shape shapes[] = {
         {3, 8, 31, 29, 3, 2, 1, 1},    {3, 32, 17, 23, 3, 1, 1, 1},   {64, 64, 13, 11, 3, 1, 1, 0},
         {32, 64, 9, 27, 1, 1, 0, 0},   {128, 256, 5, 7, 1, 1, 0, 0},  {16, 24, 21, 19, 3, 2, 1, 0},
         {64, 128, 10, 10, 3, 1, 1, 0}, {24, 40, 3, 200, 3, 1, 1, 0},  {48, 24, 2, 211, 1, 1, 0, 0},
         {3, 16, 5, 230, 3, 2, 1, 1},   {32, 64, 24, 120, 3, 1, 1, 0}, {2100, 72, 7, 9, 1, 1, 0, 0},
         {1, 24, 2, 37, 1, 1, 0, 0},    {3, 16, 4, 29, 1, 1, 0, 0},    {6, 40, 3, 31, 1, 1, 0, 0},
-        {64, 8, 6, 50, 1, 1, 0, 0},    {200, 72, 7, 9, 1, 1, 0, 0}};
+        {64, 8, 6, 50, 1, 1, 0, 0},    {200, 72, 7, 9, 1, 1, 0, 0},   {40, 17, 5, 40, 1, 1, 0, 0},
+        {3, 17, 9, 30, 3, 2, 1, 1},    {300, 17, 9, 30, 3, 2, 1, 1}};
     int i = 0;
     for (const Shape& s : shapes) {
       NchwcConvCase t;

@@ -87,7 +87,7 @@ struct TileVectors {
   static HWY_INLINE hn::Vec<D> FromBlock(hn::Vec<Block> v) { return v; }
   static HWY_INLINE hn::Vec<Block> ToBlock(hn::Vec<D> v) { return v; }
 };
-#if HWY_TARGET != HWY_SCALAR  // no half vectors; the tiles never run there (DepthwiseConv)
+#if HWY_TARGET != HWY_SCALAR  // no ZeroExtendVector; the tiles never run there (DepthwiseConv)
 template <>
 struct TileVectors<true> {
   using D = hn::Half<Block>;
@@ -212,6 +212,8 @@ void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1, int
          int64_t kh1) {
   const Tiling t = o1 - o0 == k.full ? Tiling{k.full_tiles, k.full_base} : tiling(o1 - o0);
   const int64_t tiles = t.tiles, base = t.base, longer = o1 - o0 - tiles * base;
+  // Whether the block holds at most half a vector of channels (C mod c in 1 .. c/2): its
+  // full-width interior tiles then take kHalf.
   const bool half = 2 * (k.out.channels - cb * k.c) <= k.c;
   int64_t o = o0;
   for (int64_t i = 0; i < tiles; ++i) {

@@ -297,7 +297,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       }
     }
   }
-#if HWY_TARGET != HWY_SCALAR  // no half vectors; the tiles never run there (DirectConv)
+#if HWY_TARGET != HWY_SCALAR  // no ZeroExtendVector; the tiles never run there (DirectConv)
   if constexpr (kHalf) {
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[B - 1][r] = hn::ZeroExtendVector(d, hacc[r]);
   }
@@ -378,7 +378,7 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   for (int64_t l = tail0; l < k.cg - whole * c; ++l) {
     step(Next(), xs + l, ws + l * c);
   }
-#if HWY_TARGET != HWY_SCALAR  // no half vectors; the tiles never run there (DirectConv)
+#if HWY_TARGET != HWY_SCALAR  // no ZeroExtendVector; the tiles never run there (DirectConv)
   if constexpr (kHalf) {
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[B - 1][r] = hn::ZeroExtendVector(d, hacc[r]);
   }
@@ -388,7 +388,8 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
 }
 
 // One tile in the loop order that suits its span (see TileImpl). A dense NCHWc tile
-// (kStep = lanes) always has its channels inside.
+// (kStep = lanes) always has its channels inside. kHalf: TileImpl's (block B - 1 on
+// half-width vectors).
 template <int B, int R, int kStep = 0, bool kHalf = false>
 HWY_INLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                      const Span& sp) {
@@ -462,6 +463,8 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   sp.kh1 = std::max(rows.begin, rows.end);
   constexpr int64_t kR = kTileMaxPixels<B>;
   const bool dense = k.sw == 1 && k.xb == k.c;
+  // Whether block B - 1 holds at most half a vector of output channels (the layer's last
+  // block: M mod c in 1 .. c/2): the pointwise and first-layer tiles then take kHalf.
   const bool half = 2 * (k.out.channels - (ob0 + B - 1) * k.c) <= k.c;
   // Border pixels [b0, b1): runs of consecutive pixels whose taps inside the row are the
   // same columns go as one tile (a dilated conv's first d pixels all skip tap 0, its last
@@ -665,12 +668,12 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
   const Direct k = resolve(p, x, w, bias, z, y, min_units);
   // A run of consecutive items (row segments) of one chunk, one thread's share, goes cache
-  // pass by cache pass: each pass's weights (two thirds of L1, pass_channels) serve every
-  // item of the run from L1 before the next pass, in groups of items whose partial sums
-  // stay within kPartialSumBytes. Item by item, each one read all of the chunk's weights
-  // again, from L2 or, past L2's size, from L3: ResNet-18's layer4.0.conv2 (512 channels at
-  // 7x7, 1.2 MB of weights per chunk) took 1868 us in conv_bench against 1323 this way,
-  // layer3.0.conv2 1576 against 1261.
+  // pass by cache pass: each pass's weights (two thirds of L1; a pointwise layer's, a
+  // quarter of L2: pass_channels) serve every item of the run from there before the next pass, in
+  // groups of items whose partial sums stay within kPartialSumBytes. Item by item, each one read
+  // all of the chunk's weights again, from L2 or, past L2's size, from L3: ResNet-18's
+  // layer4.0.conv2 (512 channels at 7x7, 1.2 MB of weights per chunk) took 1868 us in conv_bench
+  // against 1323 this way, layer3.0.conv2 1576 against 1261.
   const int64_t units = k.oh * k.segments;
   const int64_t unit_pixels = std::min(k.segment, k.ow);
   const ref::Range& inner = k.inner;
