@@ -118,6 +118,31 @@ HWY_INLINE void TapStepHalf(D d, DH dh, V (&acc)[B][R], VH (&hacc)[R], const flo
   }
 }
 
+// One tap of one input channel into a tile's sums: TapStepHalf when kHalf (block B - 1's
+// sums in hacc), else TapStep (hacc unused).
+template <bool kHalf, int B, int R, bool kFirst = false, class D, class DH, class V, class VH>
+HWY_INLINE void TileTap(D d, DH dh, V (&acc)[B][R], VH (&hacc)[R], const float* xs,
+                        int64_t pixel_step, const float* ws, int64_t w_ob_stride) {
+  if constexpr (kHalf) {
+    TapStepHalf<B, R, kFirst>(d, dh, acc, hacc, xs, pixel_step, ws, w_ob_stride);
+  } else {
+    TapStep<B, R, kFirst>(d, acc, xs, pixel_step, ws, w_ob_stride);
+  }
+}
+
+// With kHalf, block B - 1's finished half-width sums widened into acc (upper lanes 0), for
+// AddBias, the epilogue or a pass's store; nothing otherwise.
+template <bool kHalf, int B, int R, class D, class V, class VH>
+HWY_INLINE void WidenHalf(D d, V (&acc)[B][R], VH (&hacc)[R]) {
+#if HWY_TARGET != HWY_SCALAR  // no ZeroExtendVector; the tiles never run there (DirectConv)
+  if constexpr (kHalf) {
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[B - 1][r] = hn::ZeroExtendVector(d, hacc[r]);
+  }
+#else
+  (void)d, (void)acc, (void)hacc;
+#endif
+}
+
 // The start of a first cache pass's sums: -0, the identity of float addition (+0 would
 // turn a sum of -0 into +0). The bias comes after the pass's FMAs (AddBias): with the
 // bias as the starting value, each tile's first FMAs waited on its loads. Every tile
@@ -187,14 +212,6 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       }
     }
   }
-  // One tap of one input channel into the tile's sums.
-  auto tap = [&](const float* xs, int64_t step, const float* ws) HWY_ATTR {
-    if constexpr (kHalf) {
-      TapStepHalf<B, R>(d, dh, acc, hacc, xs, step, ws, k.w_ob_stride);
-    } else {
-      TapStep<B, R>(d, acc, xs, step, ws, k.w_ob_stride);
-    }
-  };
   const float* wb = k.w + ob0 * k.w_ob_stride;
   const int64_t w_ic_stride = k.kh * k.kw * c;  // packed: [ob][icg][kh][kw][c]
   const int64_t ic0 = g * k.cg;
@@ -222,7 +239,9 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       const float* wc = wb + icg * w_ic_stride;
       HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
         const float* xr = base_register(xc + i * k.wd);
-        HWY_UNROLL(3) for (int j = 0; j < 3; ++j) { tap(xr + j, pixel_step, wc + (i * 3 + j) * c); }
+        HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
+          TileTap<kHalf>(d, dh, acc, hacc, xr + j, pixel_step, wc + (i * 3 + j) * c, k.w_ob_stride);
+        }
       }
     }
     for (int64_t icg = sp.ic_begin; !full3x3 && icg < sp.ic_end; ++icg) {
@@ -232,7 +251,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
         const float* xs = xc + (oh * k.sh - k.ph + i * k.dh) * k.wd;
         const float* ws = wc + i * k.kw * c;
         for (int64_t j = sp.kw0; j < sp.kw1; ++j, xs += k.dw, ws += c) {
-          tap(xs, pixel_step, ws);
+          TileTap<kHalf>(d, dh, acc, hacc, xs, pixel_step, ws, k.w_ob_stride);
         }
       }
     }
@@ -283,7 +302,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
             }
           }
           for (; l < n; ++l, xs += x_step, ws += w_ic_stride) {
-            tap(xs, pixel_step, ws);
+            TileTap<kHalf>(d, dh, acc, hacc, xs, pixel_step, ws, k.w_ob_stride);
           }
           icg += n;
           lane = 0;
@@ -297,11 +316,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       }
     }
   }
-#if HWY_TARGET != HWY_SCALAR  // no ZeroExtendVector; the tiles never run there (DirectConv)
-  if constexpr (kHalf) {
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[B - 1][r] = hn::ZeroExtendVector(d, hacc[r]);
-  }
-#endif
+  WidenHalf<kHalf>(d, acc, hacc);
   if (sp.first) AddBias(d, k, ob0, acc);
   if (sp.last) {
     if constexpr (kColumn) {
@@ -340,15 +355,7 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   constexpr int64_t c = kLanes;
   V acc[B][R];
   VH hacc[R];
-  auto step = [&](auto first, const float* xs, const float* ws) HWY_ATTR {
-    if constexpr (kHalf) {
-      TapStepHalf<B, R, decltype(first)::value>(d, dh, acc, hacc, xs, c, ws, k.w_ob_stride);
-    } else {
-      TapStep<B, R, decltype(first)::value>(d, acc, xs, c, ws, k.w_ob_stride);
-    }
-  };
-  using First = std::true_type;
-  using Next = std::false_type;
+  const int64_t wob = k.w_ob_stride;
   const float* x = k.x + pix0 * c;
   const float* w = k.w + ob0 * k.w_ob_stride;  // packed [ob][ic][c]
   const int64_t whole = k.cg / c;
@@ -361,9 +368,9 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   } else {
     // Input channel 0's products start the sums (TapStep's kFirst): with the 24 moves of
     // StartSums' -0 instead, a standalone 2 x 12 loop took 1.07 times as long.
-    step(First(), x, w);
+    TileTap<kHalf, B, R, true>(d, dh, acc, hacc, x, c, w, wob);
     if (whole > 0) {
-      for (int l = 1; l < c; ++l) step(Next(), x + l, w + l * c);
+      for (int l = 1; l < c; ++l) TileTap<kHalf>(d, dh, acc, hacc, x + l, c, w + l * c, wob);
     } else {
       tail0 = 1;
     }
@@ -371,18 +378,14 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   for (int64_t cb = 1; cb < whole; ++cb) {
     const float* xs = x + cb * k.x_cb_stride;
     const float* ws = w + cb * c * c;
-    for (int l = 0; l < c; ++l) step(Next(), xs + l, ws + l * c);
+    for (int l = 0; l < c; ++l) TileTap<kHalf>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
   }
   const float* xs = x + whole * k.x_cb_stride;
   const float* ws = w + whole * c * c;
   for (int64_t l = tail0; l < k.cg - whole * c; ++l) {
-    step(Next(), xs + l, ws + l * c);
+    TileTap<kHalf>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
   }
-#if HWY_TARGET != HWY_SCALAR  // no ZeroExtendVector; the tiles never run there (DirectConv)
-  if constexpr (kHalf) {
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) acc[B - 1][r] = hn::ZeroExtendVector(d, hacc[r]);
-  }
-#endif
+  WidenHalf<kHalf>(d, acc, hacc);
   AddBias(d, k, ob0, acc);
   StoreBlocks(d, k.out, ob0, pix0, acc);
 }
