@@ -1,4 +1,4 @@
-// What the layer microbenchmarks (conv_bench, pool_bench) share: the models of
+// What the layer microbenchmarks (conv_bench, op_bench) share: the models of
 // ../shared/models at their reference input sizes, compiled by tern's pass pipeline, and
 // a loop that runs one node's op exactly as the plan runs it (same layouts, packed
 // weights, kernel), on random inputs.
