@@ -4,7 +4,9 @@
 // work (not a view: Reshape, Flatten) runs through its op as the plan runs it, on the
 // plan's layouts. Pooling (kernels/pool), Softmax (kernels/softmax), Exp and Sigmoid
 // (kernels/unary), Gemm and MatMul (kernels/gemm), and the NCHWc elementwise, Concat,
-// Resize, Slice, Split and Reorder of ops/ each show up under their op type.
+// Resize, Slice, Split and Reorder of ops/ each show up under their op type. Each runs
+// on buffers of its own: a Concat whose inputs the plan has their producers write in place
+// (the pass concat-slices) copies them all here, as it would without that pass.
 // These ops do one or a few operations per loaded value, so the counters are about
 // memory: GB/s = (input + output bytes, constants included) / time, and roof% = GB/s /
 // the measured streaming bandwidth at the benchmark's thread count (`tern roofline`,
@@ -66,7 +68,8 @@ double node_bytes(const passes::Program& p, const ir::Node& node) {
 }
 
 // What makes two nodes the same benchmark: the op, its physical input and output shapes
-// (5-D where NCHWc) and every attribute.
+// (5-D where NCHWc) and every attribute as attr_str renders it (float attributes, which
+// do not change the work, render empty).
 std::string node_key(const passes::Program& p, const ir::Node& node) {
   std::string key = node.op_type;
   for (const std::vector<int>* vs : {&node.inputs, &node.outputs}) {

@@ -379,6 +379,81 @@ TEST(FuseEpilogue, ConvOutputThatIsAGraphOutputOrHasASecondReaderStays) {
   }
 }
 
+// RetinaFace's SSH module: convs of 2, 3 and 4 channels (no activation), Concat along the
+// channels, then an activation; with a Relu and with a LeakyRelu (its alpha kept).
+TEST(FuseEpilogue, ActivationAfterAConcatOfConvsGoesIntoEveryConv) {
+  for (const char* act : {"Relu", "LeakyRelu"}) {
+    SCOPED_TRACE(act);
+    ModelBuilder m;
+    m.input("x", {1, 6, 7, 9});
+    m.output("y");
+    conv(m, "a", "x", "ca", 6, 2);
+    conv(m, "b", "x", "cb", 6, 3, 1);
+    conv(m, "c", "x", "cc", 6, 4, 5, false);
+    set_int(m.node("Concat", {"ca", "cb", "cc"}, {"cat"}, "concat"), "axis", 1);
+    auto* a = m.node(act, {"cat"}, {"y"}, "act");
+    if (std::string(act) == "LeakyRelu") set_float(a, "alpha", 0.25f);
+    const passes::Program p = fused(m, {kX});
+    EXPECT_EQ(count_ops(p, act), 0);
+    ASSERT_EQ(count_ops(p, "FusedConv"), 3);
+    for (const ir::Node* f : nodes_of(p, "FusedConv")) {
+      EXPECT_EQ(str_attr(*f, "activation"), act) << f->name;
+      if (std::string(act) == "LeakyRelu") {
+        EXPECT_EQ(float_attr(*f, "activation_alpha"), 0.25f) << f->name;
+      }
+    }
+    ASSERT_EQ(count_ops(p, "Concat"), 1);
+    EXPECT_EQ(p.graph.values[nodes_of(p, "Concat")[0]->outputs[0]].name, "y");
+    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue");
+  }
+}
+
+// The activation stays after the Concat when one of its inputs is not a fusable
+// producer's (a graph input, a MaxPool), is read by another node too, or is a conv that
+// has an activation already; or when the Concat's output has another reader.
+TEST(FuseEpilogue, ActivationAfterAConcatStaysUnlessEveryInputCanTakeIt) {
+  enum Case { kGraphInput, kPool, kSecondReader, kActivated, kConcatRead };
+  for (Case c : {kGraphInput, kPool, kSecondReader, kActivated, kConcatRead}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    ModelBuilder m;
+    m.input("x", {1, 6, 7, 9});
+    m.output("y");
+    conv(m, "a", "x", "ca", 6, 2);
+    std::string second = "cb";
+    if (c == kGraphInput) {
+      second = "x";
+    } else if (c == kPool) {
+      auto* pool = m.node("MaxPool", {"x"}, {"cb"}, "pool");
+      set_ints(pool, "kernel_shape", {3, 3});
+      set_ints(pool, "pads", {1, 1, 1, 1});
+    } else if (c == kActivated) {
+      conv(m, "b", "x", "b0", 6, 3);
+      m.node("Relu", {"b0"}, {"cb"}, "relu_b");
+    } else {
+      conv(m, "b", "x", "cb", 6, 3);
+    }
+    if (c == kSecondReader) {
+      m.output("z");
+      m.node("Sigmoid", {"cb"}, {"z"}, "sigmoid");
+    }
+    set_int(m.node("Concat", {"ca", second}, {"cat"}, "concat"), "axis", 1);
+    if (c == kConcatRead) {
+      m.output("cat");
+    }
+    m.node("Relu", {"cat"}, {"y"}, "relu");
+    const passes::Program p = fused(m, {kX});
+    ASSERT_EQ(count_ops(p, "Concat"), 1);
+    EXPECT_EQ(p.graph.values[nodes_of(p, "Concat")[0]->outputs[0]].name, "cat");
+    EXPECT_EQ(count_ops(p, "Relu"), 1);
+    // Only conv b of kActivated fused an activation (its own Relu, before the Concat).
+    int activated = 0;
+    for (const ir::Node* f : nodes_of(p, "FusedConv"))
+      activated += str_attr(*f, "activation") == "Relu";
+    EXPECT_EQ(activated, c == kActivated ? 1 : 0);
+    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue");
+  }
+}
+
 TEST(FuseEpilogue, StagesOutOfOrderStay) {
   {  // A bias after the activation is not a bias of the epilogue.
     ModelBuilder m;
