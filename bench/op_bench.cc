@@ -5,19 +5,22 @@
 // plan's layouts. Pooling (kernels/pool), Softmax (kernels/softmax), Exp and Sigmoid
 // (kernels/unary), Gemm and MatMul (kernels/gemm), and the NCHWc elementwise, Concat,
 // Resize, Slice, Split and Reorder of ops/ each show up under their op type. Each runs
-// on buffers of its own: a Concat whose inputs the plan has their producers write in place
-// (the pass concat-slices) copies them all here, as it would without that pass.
+// on buffers of its own, out of place: a Concat whose inputs the plan has their producers
+// write into its output (the pass concat-slices) is left out when that holds for every
+// input (it copies nothing), and copies all its inputs here otherwise.
 // These ops do one or a few operations per loaded value, so the counters are about
-// memory: GB/s = (input + output bytes, constants included) / time, and roof% = GB/s /
-// the measured streaming bandwidth at the benchmark's thread count (`tern roofline`,
-// cached; above 100 when the layer's data stays in the caches, as most of these layers'
-// do). Ops that multiply-accumulate (Gemm, MatMul) add GFLOP/s.
+// memory: GB/s = (input + output bytes, constants included; a Slice's whole input) /
+// time, and roof% = GB/s / the measured streaming bandwidth at the benchmark's thread
+// count (`tern roofline`, cached; above 100 when the layer's data stays in the caches, as
+// most of these layers' do). Ops that report multiply-accumulates (Op::macs: Gemm,
+// MatMul) add GFLOP/s.
 //
-//   build/release/bench/op_bench [--threads N] [--benchmark_filter=Pool] ...
+//   build/release/bench/op_bench [--threads N] [--benchmark_filter='^\w*Pool/'] ...
 // $TERN_MODELS_DIR overrides ../shared/models.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,12 +37,18 @@ int g_threads = 1;
 double g_bandwidth = 0;  // GB/s
 
 // Whether node n of p is one for this benchmark: an op conv_bench leaves out, that the plan
-// runs (its outputs are not known at plan time), that writes its outputs (no views), and
-// whose inputs random_inputs can make (constants, or float32 tensors of known shape).
+// runs (its outputs are not known at plan time), that writes its outputs (no views, no
+// Concat of slices only), and whose inputs random_inputs can make (constants, or float32
+// tensors of known shape).
 bool benchmarked(const passes::Program& p, size_t n) {
   const ir::Node& node = p.graph.nodes[n];
   if (node.op_type == "FusedConv" || node.op_type == "ConvChain") return false;
   if (p.ops[n]->returns_view()) return false;
+  if (node.op_type == "Concat" && std::all_of(node.inputs.begin(), node.inputs.end(), [&](int v) {
+        return v >= 0 && p.buffers[v].kind == passes::BufferAssignment::Kind::kSlice;
+      })) {
+    return false;
+  }
   bool computed = false;
   for (int v : node.outputs) {
     if (v < 0) continue;
@@ -67,17 +76,19 @@ double node_bytes(const passes::Program& p, const ir::Node& node) {
   return bytes;
 }
 
-// What makes two nodes the same benchmark: the op, its physical input and output shapes
-// (5-D where NCHWc) and every attribute as attr_str renders it (float attributes, which
-// do not change the work, render empty).
+// What makes two nodes the same benchmark: the op, its inputs' and outputs' dtypes and
+// physical shapes (5-D where NCHWc) and every attribute.
 std::string node_key(const passes::Program& p, const ir::Node& node) {
   std::string key = node.op_type;
   for (const std::vector<int>* vs : {&node.inputs, &node.outputs}) {
     key += "|";
-    for (int v : *vs) key += v < 0 || !p.types[v] ? "-," : shape_str(p.types[v]->shape) + ",";
+    for (int v : *vs) {
+      key += v < 0 || !p.types[v] ? "-,"
+                                  : fmt::format("{}{},", dtype_name(p.types[v]->dtype),
+                                                shape_str(p.types[v]->shape));
+    }
   }
-  for (const auto& [name, attr] : node.attrs)
-    key += "|" + name + "=" + attr_str(node, name.c_str());
+  for (const auto& [name, attr] : node.attrs) key += "|" + name + "=" + ir::attribute_text(attr);
   return key;
 }
 

@@ -1,5 +1,7 @@
 #include "ir/graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <queue>
 #include <sstream>
@@ -21,6 +23,26 @@ const char* attribute_type_name(Attribute::Type type) {
     case Attribute::Type::kOther: return "OTHER";
   }
   return "?";
+}
+
+std::string attribute_text(const Attribute& a) {
+  using T = Attribute::Type;
+  switch (a.type) {
+    case T::kInt:
+      return fmt::format("{}", a.i);
+    case T::kFloat:
+      return fmt::format("{}", a.f);
+    case T::kString:
+      return a.s;
+    case T::kInts:
+      return fmt::format("[{}]", fmt::join(a.ints, ","));
+    case T::kFloats:
+      return fmt::format("[{}]", fmt::join(a.floats, ","));
+    case T::kStrings:
+      return fmt::format("[{}]", fmt::join(a.strings, ","));
+    default:
+      return "?";
+  }
 }
 
 int Graph::find_value(const std::string& name) const {

@@ -30,6 +30,10 @@ struct Attribute {
 };
 /// "INT", "FLOATS", ... as the ONNX spec names attribute types.
 const char* attribute_type_name(Attribute::Type type);
+/// An attribute's value as text: "3", "0.5", "NCHW", "[1,1,2,2]" (lists in brackets);
+/// "?" for the types it does not spell out (tensors, graphs). Keys of the tuning cache
+/// and of the layer benchmarks.
+std::string attribute_text(const Attribute& a);
 
 /// One dim of a declared shape: a fixed size (value >= 0) or a symbol (value -1, `param`
 /// names it, e.g. "height"; empty when the model leaves it anonymous).

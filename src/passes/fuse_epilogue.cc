@@ -1,6 +1,7 @@
 // fuse-epilogue: folds what follows a Conv, Gemm or MatMul into one fused node
 // (tern.FusedConv, tern.FusedGemm, tern.FusedMatMul; epilogue in ops/epilogue.h), one
-// following node per rewrite, so chains fuse over the sweeps of the NodeRule:
+// following node per rewrite (through a Concat, into each of its producers at once), so
+// chains fuse over the sweeps of the NodeRule:
 //   - Add of a constant bias: Conv with a [M,1,1] / [1,M,1,1] / scalar constant (folded
 //     into B); Gemm without C with a constant broadcastable to [M, N] (becomes C, beta 1);
 //     MatMul with a constant that varies along the last dim only (becomes the bias [N]);
@@ -37,7 +38,8 @@
 //   - an existing FusedConv is still plain (NCHW, OIHW; the layout passes run later) and
 //     an existing Conv bias is a known constant (the new bias is computed at plan time).
 // Every value stays float32 (Conv, Gemm and MatMul are float-only here). The fused node
-// keeps the producer's name and writes the absorbed node's output value.
+// keeps the producer's name and writes the absorbed node's output value (through a
+// Concat, the Concat writes it; its producers keep their outputs, now activated).
 #include <algorithm>
 #include <bit>
 #include <cmath>

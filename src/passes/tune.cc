@@ -24,26 +24,6 @@ JsonCacheFile cache_file(const Program& p) {
                        "delete it; the next --tune measures again"};
 }
 
-std::string attribute_text(const ir::Attribute& a) {
-  using T = ir::Attribute::Type;
-  switch (a.type) {
-    case T::kInt:
-      return fmt::format("{}", a.i);
-    case T::kFloat:
-      return fmt::format("{}", a.f);
-    case T::kString:
-      return a.s;
-    case T::kInts:
-      return fmt::format("[{}]", fmt::join(a.ints, ","));
-    case T::kFloats:
-      return fmt::format("[{}]", fmt::join(a.floats, ","));
-    case T::kStrings:
-      return fmt::format("[{}]", fmt::join(a.strings, ","));
-    default:
-      return "?";
-  }
-}
-
 // A float32 tensor of `type` with values uniform in [-1, 1) (any other dtype: zeros).
 Tensor random_input(const ops::TensorType& type, uint32_t seed) {
   if (type.dtype != DType::kFloat32) return Tensor::zeros(type.dtype, type.shape);
@@ -107,7 +87,7 @@ std::string tune_key(const Program& p, int n, const std::vector<ops::TensorType>
   std::vector<std::string> shapes, attrs;
   for (const ops::TensorType& t : types) shapes.push_back(shape_str(t.shape));
   for (const auto& [name, a] : node.attrs)  // std::map: sorted by name
-    if (name != "algorithm") attrs.push_back(fmt::format("{}={}", name, attribute_text(a)));
+    if (name != "algorithm") attrs.push_back(fmt::format("{}={}", name, ir::attribute_text(a)));
   return fmt::format("{}|threads {}|{}::{}|{}|{}", cpu_info().best_target, p.ctx.num_threads,
                      node.domain, node.op_type, fmt::join(shapes, ","), fmt::join(attrs, ";"));
 }

@@ -408,12 +408,87 @@ TEST(FuseEpilogue, ActivationAfterAConcatOfConvsGoesIntoEveryConv) {
   }
 }
 
+// The SSH shape on NCHWc (block 8): convs to 8, 8 and 16 channels, Concat, Relu, and a
+// pointwise conv reading the result. With every pass, the convs write their activated
+// outputs into the Concat's slices (concat-slices), so the Concat copies nothing.
+TEST(FuseEpilogue, ActivationAfterAConcatOfNchwcConvsWritesIntoTheSlices) {
+  ModelBuilder m;
+  m.input("x", {1, 8, 10, 12});
+  m.output("y");
+  conv(m, "a", "x", "ca", 8, 8);
+  conv(m, "b", "x", "cb", 8, 8, 5);
+  conv(m, "c", "x", "cc", 8, 16, 1);
+  set_int(m.node("Concat", {"ca", "cb", "cc"}, {"cat"}, "concat"), "axis", 1);
+  m.node("Relu", {"cat"}, {"r"}, "relu");
+  conv(m, "head", "r", "y", 32, 4, 1);
+  const passes::Program p = compile(m, {{DType::kFloat32, {1, 8, 10, 12}}});
+  EXPECT_EQ(count_ops(p, "Relu"), 0);
+  for (const ir::Node* f : nodes_of(p, "FusedConv")) {
+    EXPECT_EQ(str_attr(*f, "activation"), f->name == "head" ? "" : "Relu") << f->name;
+  }
+  ASSERT_EQ(count_ops(p, "Concat"), 1);
+  for (int v : nodes_of(p, "Concat")[0]->inputs) {
+    EXPECT_EQ(p.buffers[v].kind, passes::BufferAssignment::Kind::kSlice) << p.graph.values[v].name;
+  }
+  expect_pass_keeps_results(m, {{"x", random_tensor({1, 8, 10, 12}, 3, -2.0f, 2.0f)}},
+                            "fuse-epilogue");
+}
+
+// Through a Concat too: MatMul producers, a Clip whose bounds are inputs, and a producer
+// that adds a residual (before the activation, which follows it).
+TEST(FuseEpilogue, ActivationAfterAConcatOfMatMulsOrAResidualConv) {
+  {  // MatMul -> Concat(last axis) -> Clip(min, max inputs).
+    ModelBuilder m;
+    m.input("x", {3, 6});
+    m.output("y");
+    m.initializer("w1", {6, 3}, weights(18, 1));
+    m.initializer("w2", {6, 5}, weights(30, 2));
+    m.initializer("lo", {}, {-0.25f});
+    m.initializer("hi", {}, {0.5f});
+    m.node("MatMul", {"x", "w1"}, {"m1"}, "mm1");
+    m.node("MatMul", {"x", "w2"}, {"m2"}, "mm2");
+    set_int(m.node("Concat", {"m1", "m2"}, {"cat"}, "concat"), "axis", 1);
+    m.node("Clip", {"cat", "lo", "hi"}, {"y"}, "clip");
+    const passes::Program p = fused(m, {{DType::kFloat32, {3, 6}}});
+    EXPECT_EQ(count_ops(p, "Clip"), 0);
+    ASSERT_EQ(count_ops(p, "FusedMatMul"), 2);
+    for (const ir::Node* f : nodes_of(p, "FusedMatMul")) {
+      EXPECT_EQ(str_attr(*f, "activation"), "Clip") << f->name;
+      EXPECT_EQ(float_attr(*f, "activation_alpha"), -0.25f) << f->name;
+      EXPECT_EQ(float_attr(*f, "activation_beta"), 0.5f) << f->name;
+    }
+    expect_pass_keeps_results(m, {{"x", random_tensor({3, 6}, 4)}}, "fuse-epilogue");
+  }
+  {  // Conv -> Add(x) (a residual) and a Conv -> Concat -> Relu: relu(conv + b + x).
+    ModelBuilder m;
+    m.input("x", {1, 6, 7, 9});
+    m.output("y");
+    conv(m, "a", "x", "ca", 6, 6);
+    m.node("Add", {"ca", "x"}, {"ra"}, "residual");
+    conv(m, "b", "x", "cb", 6, 3);
+    set_int(m.node("Concat", {"ra", "cb"}, {"cat"}, "concat"), "axis", 1);
+    m.node("Relu", {"cat"}, {"y"}, "relu");
+    const passes::Program p = fused(m, {kX});
+    EXPECT_EQ(count_ops(p, "Relu") + count_ops(p, "Add"), 0);
+    ASSERT_EQ(count_ops(p, "FusedConv"), 2);
+    for (const ir::Node* f : nodes_of(p, "FusedConv")) {
+      EXPECT_EQ(str_attr(*f, "activation"), "Relu") << f->name;
+      EXPECT_EQ(input_name(p, *f, 3), f->name == "a" ? "x" : "") << f->name;
+      if (f->name == "a") {
+        EXPECT_EQ(int_attr(*f, "residual_before_activation"), 1);
+      }
+    }
+    expect_pass_keeps_results(m, feed_x(), "fuse-epilogue");
+  }
+}
+
 // The activation stays after the Concat when one of its inputs is not a fusable
 // producer's (a graph input, a MaxPool), is read by another node too, or is a conv that
-// has an activation already; or when the Concat's output has another reader.
+// has an activation already; or when the Concat's output is a graph output too or has
+// another reader.
 TEST(FuseEpilogue, ActivationAfterAConcatStaysUnlessEveryInputCanTakeIt) {
-  enum Case { kGraphInput, kPool, kSecondReader, kActivated, kConcatRead };
-  for (Case c : {kGraphInput, kPool, kSecondReader, kActivated, kConcatRead}) {
+  enum Case { kGraphInput, kPool, kSecondReader, kActivated, kConcatOutput, kConcatReadTwice };
+  for (Case c : {kGraphInput, kPool, kSecondReader, kActivated, kConcatOutput, kConcatReadTwice}) {
     SCOPED_TRACE(static_cast<int>(c));
     ModelBuilder m;
     m.input("x", {1, 6, 7, 9});
@@ -437,8 +512,11 @@ TEST(FuseEpilogue, ActivationAfterAConcatStaysUnlessEveryInputCanTakeIt) {
       m.node("Sigmoid", {"cb"}, {"z"}, "sigmoid");
     }
     set_int(m.node("Concat", {"ca", second}, {"cat"}, "concat"), "axis", 1);
-    if (c == kConcatRead) {
+    if (c == kConcatOutput) {
       m.output("cat");
+    } else if (c == kConcatReadTwice) {
+      m.output("z");
+      m.node("Sigmoid", {"cat"}, {"z"}, "sigmoid");
     }
     m.node("Relu", {"cat"}, {"y"}, "relu");
     const passes::Program p = fused(m, {kX});
