@@ -1,8 +1,8 @@
 // Reorder (internal op, domain "tern"): converts a float32 activation between plain NCHW
 // and the channel-blocked NCHWc layout (DESIGN.md "NCHWc"). Only the assign-layout pass
 // creates it, at the boundaries of the NCHWc regions it chooses.
-// Kernels: kernels/reference/reorder.h.
-#include "kernels/reference/reorder.h"
+// Kernels: kernels/reorder/reorder.h (to NCHW) and kernels/reference/reorder.h (to NCHWc).
+#include "kernels/reorder/reorder.h"
 
 #include <algorithm>
 
@@ -63,7 +63,7 @@ class ReorderOp final : public Op {
       // reads the rows its convolution wrote (parallel_grid).
       const int64_t hw = p.h * p.w;
       parallel_ranges((hw + 15) / 16, ctx.num_threads, [&](int64_t begin, int64_t end) {
-        kernels::ref::f32_reorder_to_nchw(p, xd, yd, begin * 16, std::min(end * 16, hw));
+        kernels::f32_reorder_to_nchw(p, xd, yd, begin * 16, std::min(end * 16, hw));
       });
     }
   }

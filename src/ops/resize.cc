@@ -1,13 +1,14 @@
 // Resize (ONNX Resize-10/11/13) and Upsample (ONNX Upsample-7/9), modes nearest, linear
-// and cubic (Resize-11+), float32. Kernels: kernels/reference/resize.h.
-#include "kernels/reference/resize.h"
+// and cubic (Resize-11+), float32. Kernels: kernels/resize/resize.h (nearest) and
+// kernels/reference/resize.h (index tables, linear, cubic).
+#include "kernels/resize/resize.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "ops/op_args.h"
-#include "ops/registry.h"
 #include "ops/parallel.h"
+#include "ops/registry.h"
 
 namespace tern::ops {
 
@@ -136,7 +137,7 @@ class ResizeOp : public Op {
       const int64_t planes = rows / std::max<int64_t>(height, 1);
       parallel_ranges(height, ctx.num_threads, [&](int64_t begin, int64_t end) {
         for (int64_t plane = 0; plane < planes; ++plane) {
-          kernels::ref::f32_resize_nearest(p, xd, yd, plane * height + begin, plane * height + end);
+          kernels::f32_resize_nearest(p, xd, yd, plane * height + begin, plane * height + end);
         }
       });
       return;

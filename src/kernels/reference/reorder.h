@@ -36,7 +36,8 @@ void f32_reorder_to_nchwc(const ReorderParams& p, const float* x, float* y, int6
 /// 96 x 64 x 96, took 0.47 to 0.63 ms against 0.18 for a memcpy of its size, in runs 0.36;
 /// its 8 reorders 0.88 ms, in runs 0.51 (`tern bench --per-layer`, 1 thread), and ppocr
 /// 0.986 of its time at 1 thread and 0.976 at 2 (alternated). Splitting threads by pixels
-/// also matches the convolutions' split by rows (ops::parallel_grid).
+/// also matches the convolutions' split by rows (ops::parallel_grid). Plans run its SIMD
+/// twin, kernels::f32_reorder_to_nchw (kernels/reorder), which transposes 4 x 4 tiles.
 void f32_reorder_to_nchw(const ReorderParams& p, const float* x, float* y, int64_t pixel_begin,
                          int64_t pixel_end);
 

@@ -49,6 +49,10 @@ struct ResizeNearestParams {
   int64_t inner = 1;
 };
 
+/// The offset in x (in floats) of the input row that output row r reads: r's output
+/// indices along dims 0 .. rank-2, each mapped through src_index.
+int64_t resize_nearest_row_offset(const ResizeNearestParams& p, int64_t r);
+
 /// Writes output rows [row_begin, row_end) of y, where a row is one line along the last
 /// dim (rows = product of out_shape[0..rank-2]; 1 for rank 1) of elements of p.inner
 /// floats. A row that reads the same input row as the row before it is copied from it.

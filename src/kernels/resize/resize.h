@@ -1,0 +1,24 @@
+// Nearest-neighbour resize with vector table lookups along the rows (Highway, dispatched
+// at run time). See README.md in this folder; the reference twin is
+// ref::f32_resize_nearest (kernels/reference/resize.h).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/reference/resize.h"
+
+namespace tern::kernels {
+
+/// Writes output rows [row_begin, row_end) of y as ref::f32_resize_nearest does, bit for
+/// bit (ONNX Resize-10/11/13 and Upsample, mode nearest, after the op's index tables).
+/// An output row that reads the same input row as the row before it is a copy of it. In
+/// the other rows of an NCHW tensor (p.inner == 1), each vector of outputs whose input
+/// indices lie within one vector's span from the first (any upsampling along W: 2x reads
+/// 8 inputs for 16 outputs at 16 lanes) is one unaligned load and a table lookup; the other
+/// vectors (downsampling), the row's tail and rows of NCHWc elements (p.inner > 1, copied
+/// in runs of p.inner floats) take the reference's loops. A load may read past its input
+/// row, never past x (the product of p.in_shape times p.inner floats).
+void f32_resize_nearest(const ref::ResizeNearestParams& p, const float* x, float* y,
+                        int64_t row_begin, int64_t row_end);
+
+}  // namespace tern::kernels
