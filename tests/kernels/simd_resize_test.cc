@@ -4,8 +4,9 @@
 // 24 -> 41) and down (16 -> 5, 37 -> 9), W from 1 to 37 (whole vectors, tails, rows shorter
 // than a vector), index tables from the coordinate and rounding modes the op uses,
 // arbitrary tables (lanes that go backwards), row ranges that start and end anywhere,
-// rank 1, and NCHWc elements (inner > 1). The last rows' vector loads must stay inside x:
-// x is a vector of its exact size, which AddressSanitizer checks.
+// rank 1, and elements of 3 to 20 floats (inner > 1: NCHWc's lanes). The last rows'
+// vector loads must stay inside x: x is a vector of its exact size, which AddressSanitizer
+// checks.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -112,15 +113,20 @@ TEST(SimdResize, NearestArbitraryTablesRank1AndNchwc) {
                {table(21, 42, ResizeCoordMode::kAsymmetric, ResizeNearestMode::kFloor)},
                1},
           0, 1, 3);
-    // NCHWc: [1, 2, 3, 5] elements of 16 floats (the op folds the lanes into inner).
-    check(Case{{1, 2, 3, 5},
-               {1, 2, 6, 10},
-               {{0},
-                {0, 1},
-                table(3, 6, ResizeCoordMode::kHalfPixel, ResizeNearestMode::kFloor),
-                table(5, 10, ResizeCoordMode::kHalfPixel, ResizeNearestMode::kFloor)},
-               16},
-          0, 12, 4);
+    // NCHWc: [1, 2, 3, 5] elements of `inner` floats (the op folds the lanes into inner):
+    // whole vectors of the target (16, 8, 4 on AVX-512), 128-bit ones (12, 20), and the
+    // reference's loop (3).
+    for (int64_t inner : {16, 8, 4, 12, 20, 3}) {
+      SCOPED_TRACE(testing::Message() << "inner " << inner);
+      check(Case{{1, 2, 3, 5},
+                 {1, 2, 6, 10},
+                 {{0},
+                  {0, 1},
+                  table(3, 6, ResizeCoordMode::kHalfPixel, ResizeNearestMode::kFloor),
+                  table(5, 10, ResizeCoordMode::kHalfPixel, ResizeNearestMode::kFloor)},
+                 inner},
+            1, 11, 4);
+    }
   });
 }
 

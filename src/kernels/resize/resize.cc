@@ -23,17 +23,49 @@ void ResizeNearest(const ref::ResizeNearestParams& p, const float* x, float* y, 
 #else
 using D = hn::ScalableTag<float>;
 
-void ResizeNearest(const ref::ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
-                   int64_t row_end) {
-  if (p.inner != 1) {
-    ref::f32_resize_nearest(p, x, y, row_begin, row_end);
-    return;
+// The row loop: output rows [row_begin, row_end), each a copy of the row before it where
+// both read the same input row, else gather(the input row's offset in x, output row).
+template <class Gather>
+HWY_INLINE void Rows(const ref::ResizeNearestParams& p, float* y, int64_t row_begin,
+                     int64_t row_end, const Gather& gather) {
+  const int64_t row = p.out_shape[p.rank - 1] * p.inner;  // floats per output row
+  int64_t prev_off = -1;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t in_off = ref::resize_nearest_row_offset(p, r);
+    float* yrow = y + r * row;
+    if (in_off == prev_off) {
+      std::copy_n(yrow - row, row, yrow);
+      continue;
+    }
+    prev_off = in_off;
+    gather(in_off, yrow);
   }
+}
+
+// Elements of p.inner floats, a multiple of DV's lanes (NCHWc's lanes): each copied in
+// vectors, where the reference calls memmove per element.
+template <class DV>
+void ResizeElements(DV dv, const ref::ResizeNearestParams& p, const float* x, float* y,
+                    int64_t row_begin, int64_t row_end) {
+  const int64_t out_w = p.out_shape[p.rank - 1], inner = p.inner;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(dv));
+  const int64_t* index_w = p.src_index[p.rank - 1];
+  Rows(p, y, row_begin, row_end, [&](int64_t in_off, float* yrow) HWY_ATTR {
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const float* from = x + in_off + index_w[ow] * inner;
+      float* to = yrow + ow * inner;
+      for (int64_t k = 0; k < inner; k += lanes) hn::StoreU(hn::LoadU(dv, from + k), dv, to + k);
+    }
+  });
+}
+
+// Single floats (NCHW): table lookups, see resize.h.
+void ResizeFloats(const ref::ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
+                  int64_t row_end) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const int last = p.rank - 1;
-  const int64_t out_w = p.out_shape[last];
-  const int64_t* index_w = p.src_index[last];
+  const int64_t out_w = p.out_shape[p.rank - 1];
+  const int64_t* index_w = p.src_index[p.rank - 1];
   int64_t x_size = 1;
   for (int k = 0; k < p.rank; ++k) x_size *= p.in_shape[k];
   // Per whole output vector v of a row: the input index its first lane reads (first[v]),
@@ -54,16 +86,8 @@ void ResizeNearest(const ref::ResizeNearestParams& p, const float* x, float* y, 
     }
     if (in_span) first[v] = i0;
   }
-  int64_t prev_off = -1;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const int64_t in_off = ref::resize_nearest_row_offset(p, r);
+  Rows(p, y, row_begin, row_end, [&](int64_t in_off, float* yrow) HWY_ATTR {
     const float* xrow = x + in_off;
-    float* yrow = y + r * out_w;
-    if (in_off == prev_off) {  // a repeated input row: copy the output row before
-      std::copy_n(yrow - out_w, out_w, yrow);
-      continue;
-    }
-    prev_off = in_off;
     for (int64_t v = 0; v < vectors; ++v) {
       const int64_t o = v * lanes;
       if (first[v] >= 0 && in_off + first[v] + lanes <= x_size) {
@@ -74,6 +98,21 @@ void ResizeNearest(const ref::ResizeNearestParams& p, const float* x, float* y, 
       }
     }
     for (int64_t ow = vectors * lanes; ow < out_w; ++ow) yrow[ow] = xrow[index_w[ow]];
+  });
+}
+
+void ResizeNearest(const ref::ResizeNearestParams& p, const float* x, float* y, int64_t row_begin,
+                   int64_t row_end) {
+  const D d;
+  const hn::Full128<float> d4;
+  if (p.inner == 1) {
+    ResizeFloats(p, x, y, row_begin, row_end);
+  } else if (p.inner % static_cast<int64_t>(hn::Lanes(d)) == 0) {
+    ResizeElements(d, p, x, y, row_begin, row_end);
+  } else if (p.inner % 4 == 0) {
+    ResizeElements(d4, p, x, y, row_begin, row_end);
+  } else {
+    ref::f32_resize_nearest(p, x, y, row_begin, row_end);
   }
 }
 #endif  // HWY_TARGET == HWY_SCALAR

@@ -15,9 +15,10 @@ namespace tern::kernels {
 /// the other rows of an NCHW tensor (p.inner == 1), each vector of outputs whose input
 /// indices lie within one vector's span from the first (any upsampling along W: 2x reads
 /// 8 inputs for 16 outputs at 16 lanes) is one unaligned load and a table lookup; the other
-/// vectors (downsampling), the row's tail and rows of NCHWc elements (p.inner > 1, copied
-/// in runs of p.inner floats) take the reference's loops. A load may read past its input
-/// row, never past x (the product of p.in_shape times p.inner floats).
+/// vectors (downsampling) and the row's tail take the reference's loop. Elements of
+/// p.inner > 1 floats (NCHWc's lanes) are copied in whole vectors, or 128-bit ones, where
+/// p.inner is a multiple of their lanes (else the reference's loop). A load may read past
+/// its input row, never past x (the product of p.in_shape times p.inner floats).
 void f32_resize_nearest(const ref::ResizeNearestParams& p, const float* x, float* y,
                         int64_t row_begin, int64_t row_end);
 
