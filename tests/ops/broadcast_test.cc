@@ -280,16 +280,17 @@ TEST(CopyStrided, MatchesNaiveCopy) {
       for (int64_t j = 0; j < 6; ++j) ASSERT_EQ(out_t.item_as_double({i, j}), base.item_as_double({j, i}));
     }
   }
-  // Last-axis slices of 1 to 9 floats from rows of 11: rows of every byte count the
-  // fixed-size copies take (4, 8, 12, 16, 32) and of the others.
-  for (int64_t width = 1; width <= 9; ++width) {
-    const Tensor base = small_ints({37, 11}, seed++);
+  // Last-axis slices of 1 to 40 floats from rows of 43: rows of every byte count the
+  // fixed-size copies take (4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 80), of the others below
+  // kShortRun (one memcpy per row) and runs of kShortRun or more (a copy call per run).
+  for (int64_t width = 1; width <= 40; ++width) {
+    const Tensor base = small_ints({37, 43}, seed++);
     const Tensor sl = base.slice(1, 1, 1 + width);
     Tensor out = Tensor::zeros(DType::kFloat32, {37, width});
     ops::copy_strided(StridedOperand::of(out), StridedOperand::of(sl), 1);
     for (int64_t i = 0; i < 37; ++i) {
       for (int64_t j = 0; j < width; ++j) {
-        ASSERT_EQ(out.data<float>()[i * width + j], base.data<float>()[i * 11 + 1 + j])
+        ASSERT_EQ(out.data<float>()[i * width + j], base.data<float>()[i * 43 + 1 + j])
             << "width " << width << " at " << i << "," << j;
       }
     }
@@ -412,7 +413,7 @@ std::vector<std::vector<int>> owners(const std::vector<Tensor>& srcs, int64_t nt
 // The parts of RetinaFace's merged heads ([1, 80, 80, 32] NHWC cut into 8, 4 and 20
 // channels): share t of nt copies the same contiguous fraction of the pixels of every part,
 // the pixels thread t wrote in the convolution before (to within one pixel at the cuts:
-// the 8- and 4-channel parts go by runs of one pixel, the 20-channel part by elements).
+// parts of fewer than kShortRun channels go by runs of one pixel, others by elements).
 // The 20-channel part used to take a fraction of every image row instead.
 TEST(CopyStridedParts, EveryThreadCopiesTheSamePixelsOfEveryPart) {
   const Tensor head = small_ints({1, 80, 80, 32}, 53);
