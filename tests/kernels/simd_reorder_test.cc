@@ -1,10 +1,11 @@
 // The NCHWc -> NCHW reorder (kernels/reorder) against the reference
 // (ref::f32_reorder_to_nchw), bit for bit, on every SIMD target this machine can dispatch
 // to: blocks 4, 8 and 16 (the 4 x 4 transposes) and 1 and 6 (the element loop), channel
-// counts that leave 1 to c - 1 lanes in the last block, planes of 1 to 13 x 1 to 13 pixels
-// (whole groups of 4 and tails), pixel ranges that start and end anywhere, 1 and 2 images.
-// x's padded lanes hold NaN (never stored) and y's pixels outside the range a sentinel
-// (never written).
+// counts that leave 1, 2, c / 2 + 1 and c - 1 lanes in the last block (1 to 3 real lanes in
+// its last group of 4), planes of 1 to 13 x 1 to 13 pixels (whole groups of 4 and tails),
+// pixel ranges that start and end anywhere, 1 and 2 images. x's padded lanes hold NaN
+// (never stored); y's pixels outside the range and a guard of floats past y's end hold a
+// sentinel (never written: a store to a padded channel of the last block lands there).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,10 +45,11 @@ void check(const ReorderParams& p, int64_t begin, int64_t end, uint32_t seed) {
                                   << ", " << end << ")");
   const std::vector<float> x = blocked_input(p, seed);
   const size_t numel = static_cast<size_t>(p.n * p.channels * p.h * p.w);
-  std::vector<float> want(numel, kSentinel), got(numel, kSentinel);
+  const size_t guard = static_cast<size_t>(4 * p.h * p.w);  // 4 planes past y
+  std::vector<float> want(numel + guard, kSentinel), got(numel + guard, kSentinel);
   kernels::ref::f32_reorder_to_nchw(p, x.data(), want.data(), begin, end);
   kernels::f32_reorder_to_nchw(p, x.data(), got.data(), begin, end);
-  ASSERT_EQ(std::memcmp(want.data(), got.data(), numel * sizeof(float)), 0);
+  ASSERT_EQ(std::memcmp(want.data(), got.data(), (numel + guard) * sizeof(float)), 0);
   // The reference itself: every pixel in the range written, none outside.
   const int64_t hw = p.h * p.w;
   for (size_t i = 0; i < numel; ++i) {
@@ -59,7 +61,7 @@ void check(const ReorderParams& p, int64_t begin, int64_t end, uint32_t seed) {
 TEST(SimdReorder, ToNchwMatchesReferenceOnEveryTarget) {
   test::for_each_simd_target([](const std::string&, int lanes) {
     for (int64_t c : {4, 8, 16, 1, 6}) {
-      for (int64_t channels : {c, 2 * c, c + 1, 2 * c - 1, c / 2 + 1, 3 * c + 3}) {
+      for (int64_t channels : {c, 2 * c, c + 1, c + 2, 2 * c - 1, c / 2 + 1, 3 * c + 3}) {
         if (channels < 1) continue;
         for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1},
                             {1, 3},

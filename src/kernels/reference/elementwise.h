@@ -162,8 +162,8 @@ void copy(int64_t n, int elem_size, const void* x, int64_t x_stride, void* y, in
 /// Copies m runs of n elements of `elem_size` bytes: run i of x starts at
 /// x + i * x_row_bytes and holds its elements x_stride elements apart (y likewise).
 /// copy() row by row, in one call, for runs too short to pay a call each: contiguous runs
-/// of 4 to 80 bytes common in the models (2 to 20 floats) are one fixed-size move per row,
-/// other contiguous runs one memcpy per row.
+/// of the sizes the models copy (4, 8, 12, 16, 20, 24, 32, 40, 48, 64 or 80 bytes: 1 to 20
+/// floats) are one fixed-size move per row, other contiguous runs one memcpy per row.
 void copy_rows(int64_t m, int64_t n, int elem_size, const void* x, int64_t x_stride,
                int64_t x_row_bytes, void* y, int64_t y_stride, int64_t y_row_bytes);
 

@@ -15,8 +15,8 @@ namespace tern::kernels {
 /// >= C) may be loaded but are never stored, so they may hold anything (NaN). Where c is
 /// a multiple of 4 and the target has 128-bit vectors (every SIMD target), each 4 pixels x
 /// 4 lanes go through one 4 x 4 transpose in registers (4 loads, 8 interleaves, 4 stores);
-/// elsewhere (c = 1 on the scalar target, c not a multiple of 4) and for the pixels left
-/// over after whole groups of 4, it runs the reference's element loop.
+/// elsewhere (c not a multiple of 4, such as 1 in a build whose only target is scalar) and for the
+/// pixels left over after whole groups of 4, it runs the reference's element loop.
 void f32_reorder_to_nchw(const ref::ReorderParams& p, const float* x, float* y, int64_t pixel_begin,
                          int64_t pixel_end);
 

@@ -16,7 +16,8 @@ namespace tern::kernels {
 /// indices lie within one vector's span from the first (any upsampling along W: 2x reads
 /// 8 inputs for 16 outputs at 16 lanes) is one unaligned load and a table lookup; the other
 /// vectors (downsampling) and the row's tail take the reference's loop. Elements of
-/// p.inner > 1 floats (NCHWc's lanes) are copied in whole vectors, or 128-bit ones, where
+/// p.inner > 1 floats (NCHWc's lanes, or a trailing dim the op does not resize) are copied
+/// in whole vectors, or 128-bit ones, where
 /// p.inner is a multiple of their lanes (else the reference's loop). A load may read past
 /// its input row, never past x (the product of p.in_shape times p.inner floats).
 void f32_resize_nearest(const ref::ResizeNearestParams& p, const float* x, float* y,
