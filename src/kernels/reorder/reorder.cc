@@ -14,6 +14,15 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
+#if HWY_TARGET == HWY_SCALAR
+void ReorderToNchw(const ref::ReorderParams& p, const float* x, float* y, int64_t begin,
+                   int64_t end) {
+  ref::f32_reorder_to_nchw(p, x, y, begin, end);
+}
+#else
+using D4 = hn::Full128<float>;
+using V4 = hn::Vec<D4>;
+
 // The lanes of `lanes` channels (lane0 + 0 .. lane0 + lanes - 1 of x's block, lanes <= 4)
 // for pixels [s0, s1) of one channel block: xb is the block ([H*W, c]), yb its first
 // channel's plane in y ([lanes][H*W] at distance hw).
@@ -23,15 +32,6 @@ HWY_INLINE void CopyLanes(const float* xb, float* yb, int64_t c, int64_t hw, int
     for (int64_t i = 0; i < lanes; ++i) yb[(lane0 + i) * hw + s] = xb[s * c + lane0 + i];
   }
 }
-
-#if HWY_TARGET == HWY_SCALAR
-void ReorderToNchw(const ref::ReorderParams& p, const float* x, float* y, int64_t begin,
-                   int64_t end) {
-  ref::f32_reorder_to_nchw(p, x, y, begin, end);
-}
-#else
-using D4 = hn::Full128<float>;
-using V4 = hn::Vec<D4>;
 
 // Rows r[k] = lanes (g .. g + 3) of pixel s + k become columns: r[i] = lane g + i of pixels
 // s .. s + 3. 32-bit interleaves pair rows (0, 1) and (2, 3); 64-bit ones join the pairs.
