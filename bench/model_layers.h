@@ -64,8 +64,9 @@ std::string attr_str(const ir::Node& n, const char* name);
 /// The index of the node named `name` in p's graph, or -1.
 int node_named(const passes::Program& p, const std::string& name);
 
-/// Runs node `node` of p once per benchmark iteration through its op (inputs: the plan's
-/// constants, and uniform [-1, 1) floats for the rest; one preallocated output).
+/// Runs node `node` of p once per benchmark iteration as a plan runs it: its op's bound
+/// call (Op::bind) where the op has one, else run() (inputs: the plan's constants, and
+/// uniform [-1, 1) floats for the rest; one preallocated output).
 void run_node_loop(benchmark::State& state, const passes::Program& p, int node, int threads);
 
 }  // namespace tern::bench
