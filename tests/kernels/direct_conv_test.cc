@@ -56,17 +56,21 @@ TEST(DirectConv, MatchesReferenceOverSweep) {
           t.h = h;
           t.w = 1 + (h * 13 + pad * 5 + stride * 3) % 33;
           t.k = std::array<int64_t, 6>{3, 1, 3, 5, 3, 7}[i % 6];
+          // The first layers' 3x3 (and 5x5) at stride 2 (below), whose interior tiles
+          // share a broadcast input between two pixels.
+          if (i % 8 == 3) t.k = std::array<int64_t, 3>{3, 3, 5}[i / 8 % 3];
           t.dilation = i % 7 == 3 ? 2 : 1;
           t.stride = stride;
           t.pad = pad;
           if (i % 10 == 7) t.pad_end = pad + 1;  // asymmetric: ONNX pads [p, p, p+1, p+1]
           if (!t.fits()) t.k = 1, t.dilation = 1;
-          t.x_block = i % 4 == 0;  // the first layer's NCHW input
+          // The first layer's NCHW input, at stride 1 (i % 4 == 0) and 2 (i % 8 == 3).
+          t.x_block = i % 4 == 0 || i % 8 == 3;
           t.y_block = i % 6 == 4;  // a head's NCHW output
           // A head whose Transpose(0, 2, 3, 1) was fused in: NHWC, without (i % 12 == 2
           // and 9: every activation over the sweep) and with (i % 12 == 7) a residual.
           if (i % 12 == 2 || i % 12 == 7 || i % 12 == 9) t.y_block = test::kNhwc;
-          t.c_in = t.x_block ? 3 + i % 2 : std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
+          t.c_in = t.x_block ? 3 + i / 4 % 2 : std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
           t.c_out = std::array<int64_t, 5>{7, c, 3 * c + 1, 5 * c - 2, 2}[i % 5];
           if (i % 9 == 2) {  // groups whose output channels fill blocks (x NCHW or NCHWc)
             t.groups = 2 + i % 2;

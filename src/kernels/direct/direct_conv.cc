@@ -130,6 +130,56 @@ HWY_INLINE void TileTap(D d, DH dh, V (&acc)[B][R], VH (&hacc)[R], const float* 
   }
 }
 
+// The three taps of one row of a 3-wide window for R stride-2 pixels of an NCHW input
+// (xr: the row at the first pixel's first tap; ws: tap 0's weights, taps 1 and 2 follow
+// c floats apart): input 2r + 2 is pixel r's tap 2 and pixel r + 1's tap 0, so one
+// broadcast serves both: 2R + 1 broadcasts for 3R FMAs per block instead of 3R. Each
+// pixel's sums still add taps 0, 1, 2 in order (TileTap's, bit for bit). kHalf: block
+// B - 1 on half-width vectors, as TapStepHalf. The 3B weight vectors stay in registers:
+// only where B * R + 3B + 2 vectors fit (kRow3Stride2).
+template <bool kHalf, int B, int R, class D, class DH, class V, class VH>
+HWY_INLINE void TapRow3Stride2(D d, DH dh, V (&acc)[B][R], VH (&hacc)[R], const float* xr,
+                               const float* ws, int64_t w_ob_stride) {
+  constexpr int kFull = kHalf ? B - 1 : B;  // blocks on full vectors
+  const int64_t c = static_cast<int64_t>(hn::Lanes(d));
+  V w[3][B];
+  [[maybe_unused]] VH wh[3];
+  HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
+    HWY_UNROLL(16)
+    for (int b = 0; b < kFull; ++b) w[j][b] = hn::LoadU(d, ws + b * w_ob_stride + j * c);
+    if constexpr (kHalf) wh[j] = hn::LoadU(dh, ws + (B - 1) * w_ob_stride + j * c);
+  }
+  // Input x into the sums of pixel r by tap j.
+  const auto fma = [&](int j, int r, const float* x) HWY_ATTR {
+    const V xv = hn::Set(d, *x);
+    HWY_UNROLL(16) for (int b = 0; b < kFull; ++b) acc[b][r] = hn::MulAdd(w[j][b], xv, acc[b][r]);
+    if constexpr (kHalf) {
+      const VH xh = kFull > 0 ? hn::LowerHalf(dh, xv) : hn::Set(dh, *x);
+      hacc[r] = hn::MulAdd(wh[j], xh, hacc[r]);
+    }
+  };
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+    // Input 2r: pixel r's tap 0 and pixel r - 1's tap 2, then input 2r + 1.
+    const V xv = hn::Set(d, xr[2 * r]);
+    HWY_UNROLL(16) for (int b = 0; b < kFull; ++b) {
+      acc[b][r] = hn::MulAdd(w[0][b], xv, acc[b][r]);
+      if (r > 0) acc[b][r - 1] = hn::MulAdd(w[2][b], xv, acc[b][r - 1]);
+    }
+    if constexpr (kHalf) {
+      const VH xh = kFull > 0 ? hn::LowerHalf(dh, xv) : hn::Set(dh, xr[2 * r]);
+      hacc[r] = hn::MulAdd(wh[0], xh, hacc[r]);
+      if (r > 0) hacc[r - 1] = hn::MulAdd(wh[2], xh, hacc[r - 1]);
+    }
+    fma(1, r, xr + 2 * r + 1);
+  }
+  fma(2, R - 1, xr + 2 * R);
+}
+
+// Whether a tile of B blocks x R pixels runs TapRow3Stride2: its accumulators, 3B weight
+// vectors and 2 inputs fit the target's registers.
+template <int B, int R>
+inline constexpr bool kRow3Stride2 = B* R + 3 * B + 2 <= kVectorRegisters;
+
 // With kHalf, block B - 1's finished half-width sums widened into acc (upper lanes 0), for
 // AddBias, the epilogue or a pass's store; nothing otherwise.
 template <bool kHalf, int B, int R, class D, class V, class VH>
@@ -239,6 +289,10 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
       const float* wc = wb + icg * w_ic_stride;
       HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
         const float* xr = base_register(xc + i * k.wd);
+        if constexpr (kStep == 2 && !kColumn && kRow3Stride2<B, R>) {
+          TapRow3Stride2<kHalf>(d, dh, acc, hacc, xr, wc + i * 3 * c, k.w_ob_stride);
+          continue;
+        }
         HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
           TileTap<kHalf>(d, dh, acc, hacc, xr + j, pixel_step, wc + (i * 3 + j) * c, k.w_ob_stride);
         }

@@ -32,10 +32,13 @@ inline constexpr int kTileMaxBlocks = 3;
 /// Pixels (R) of a register tile of B output blocks at most.
 template <int B>
 inline constexpr int kTileMaxPixels = B == 1 ? 12 : B == 2 ? 6 : 4;
+/// Vector registers of the target.
+inline constexpr int kVectorRegisters = 16;
 #else
 inline constexpr int kTileMaxBlocks = 4;
 template <int B>
 inline constexpr int kTileMaxPixels = B == 1 ? 12 : B == 2 ? 12 : B == 3 ? 8 : 6;
+inline constexpr int kVectorRegisters = 32;
 #endif
 
 }  // namespace tern::kernels::HWY_NAMESPACE
