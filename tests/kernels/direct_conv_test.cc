@@ -152,6 +152,33 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
   });
 }
 
+// Outputs of one pixel (ppocr's SE convs: 1x1 on a 1 x 1 map; a 3x3 over a 3 x 3 input):
+// NCHW y is then stored as NHWC, one vector per block, whatever the activation. Every
+// activation, with and without the affine map and a residual (which takes the lane-by-lane
+// path), output channels that fill a last block by 1 lane, half of it or all of it.
+TEST(DirectConv, OnePixelOutputs) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;  // the reference runs there
+    int i = 0;
+    for (const int64_t c_out : {1, c / 2, 2 * c + 1, 6 * c}) {
+      for (const int64_t c_in : {7, 6 * c}) {
+        for (const int64_t k : {1, 3}) {
+          for (const int64_t y_block : {int64_t{1}, test::kNhwc}) {
+            NchwcConvCase t = test::layer_case(c_in, c_out, k, k, k, 0);
+            t.y_block = y_block;
+            t.activation = kActivations[i % 8];
+            t.affine = i % 3 == 1;
+            t.residual = i % 5 == 2;
+            t.residual_before = i % 2 == 0;
+            run_direct(t, c, 900 + i);
+            ++i;
+          }
+        }
+      }
+    }
+  });
+}
+
 // Dilated 3x3 convs with pad = dilation (RFB's branches): the first and last d pixels of
 // a row skip the same taps and run as tiles of several pixels, at most a tile's width (a
 // dilation of 13 is more than AVX-512's 12 pixels per tile); stride 2, an NCHW input
