@@ -41,7 +41,8 @@ constexpr int kPixels = 2;
 constexpr int kPixels = 4;
 #endif
 // Output channels of a tile: after the reduction, one 128-bit vector holds the kOut sums
-// of a pixel.
+// of a pixel. A layer's last tile of 1 or 2 channels (M mod 4: UltraFace's 6-channel
+// heads) computes 2 (kM = 2), not 4 of which 2 or 3 repeat the last channel.
 constexpr int kOut = 4;
 // Pixels whose input is reused from L1 by every tile of output channels: 32 pixels of
 // 256 channels are 32 KiB.
@@ -97,17 +98,17 @@ HWY_ALIGN constexpr float kZeroBlock[HWY_MAX_BYTES / sizeof(float)] = {};
 // (block cb at x_at(i, cb)) and tap t's weights of channel m (t_w = t * C, t_tail = t *
 // lanes); the partial block's input lanes past rem are zeroed first (x's padded lanes may
 // hold anything, NaN).
-template <class XAt>
+template <int kM, class XAt>
 HWY_INLINE void AccumulateBlocks(const Dot& k, const XAt& x_at, const Rows& r, int64_t t_w,
-                                 int64_t t_tail, V (&acc)[kPixels][kOut]) {
+                                 int64_t t_tail, V (&acc)[kPixels][kM]) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const float* w[kOut];
-  HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) w[m] = r.w[m] + t_w;
+  HWY_UNROLL(4) for (int m = 0; m < kM; ++m) w[m] = r.w[m] + t_w;
   for (int64_t cb = 0; cb < k.full; ++cb) {
     V xv[kPixels];
     HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) xv[i] = hn::LoadU(d, x_at(i, cb));
-    HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) {
+    HWY_UNROLL(4) for (int m = 0; m < kM; ++m) {
       const V wv = hn::LoadU(d, w[m] + cb * lanes);
       HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) acc[i][m] = hn::MulAdd(xv[i], wv, acc[i][m]);
     }
@@ -118,26 +119,29 @@ HWY_INLINE void AccumulateBlocks(const Dot& k, const XAt& x_at, const Rows& r, i
     HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
       xv[i] = hn::IfThenElseZero(valid, hn::LoadU(d, x_at(i, k.full)));
     }
-    HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) {
+    HWY_UNROLL(4) for (int m = 0; m < kM; ++m) {
       const V wv = hn::LoadU(d, r.tail[m] + t_tail);
       HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) acc[i][m] = hn::MulAdd(xv[i], wv, acc[i][m]);
     }
   }
 }
 
-// sums[i] = the kOut lane sums of acc[i]: pixel i's kOut outputs.
-HWY_INLINE void ReduceTile(V (&acc)[kPixels][kOut], V4 (&sums)[kPixels]) {
+// sums[i] = the kM lane sums of acc[i]: pixel i's kM outputs (kM = 2: in lanes 0 and 1,
+// added as the first two of a 4-channel tile, bit for bit).
+template <int kM>
+HWY_INLINE void ReduceTile(V (&acc)[kPixels][kM], V4 (&sums)[kPixels]) {
   const D d;
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
     const V u = PairSum(d, acc[i][0], acc[i][1]);
-    const V v = PairSum(d, acc[i][2], acc[i][3]);
+    const V v = kM == 4 ? PairSum(d, acc[i][kM - 2], acc[i][kM - 1]) : u;
     sums[i] = SumBlocks(d, QuadSum(d, u, v));
   }
 }
 
-HWY_INLINE void ZeroTile(V (&acc)[kPixels][kOut]) {
+template <int kM>
+HWY_INLINE void ZeroTile(V (&acc)[kPixels][kM]) {
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-    HWY_UNROLL(4) for (int m = 0; m < kOut; ++m) acc[i][m] = hn::Zero(D());
+    HWY_UNROLL(4) for (int m = 0; m < kM; ++m) acc[i][m] = hn::Zero(D());
   }
 }
 
@@ -145,11 +149,11 @@ HWY_INLINE void ZeroTile(V (&acc)[kPixels][kOut]) {
 // sums[i] holds pixel s0 + i's kOut outputs. kUniform: the pixels are s0 .. s0 + kPixels
 // - 1, at constant offsets from one pointer; otherwise pixels past the plane repeat its
 // last one (a plane of fewer than kPixels pixels).
-template <bool kUniform>
+template <bool kUniform, int kM>
 HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V4 (&sums)[kPixels]) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
   const int64_t step = k.in_plane * lanes;  // one input channel block
-  V acc[kPixels][kOut];
+  V acc[kPixels][kM];
   ZeroTile(acc);
   const float* xp[kPixels];
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
@@ -164,10 +168,11 @@ HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V4 (&sums)[kPix
 // OHWI weights, pixels past the plane repeating its last one: per tap, pixel i's input
 // block cb at xp[i] + cb * step[i], or the zero block (step 0) where the tap lands in the
 // padding. A tap in the padding for every pixel of the tile is skipped.
+template <int kM>
 HWY_INLINE void DotTileTaps(const Dot& k, const ref::ConvParams& c, int64_t s0, const Rows& r,
                             V4 (&sums)[kPixels]) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
-  V acc[kPixels][kOut];
+  V acc[kPixels][kM];
   ZeroTile(acc);
   int64_t ih0[kPixels], iw0[kPixels];  // the input position of tap (0, 0)
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
@@ -195,6 +200,20 @@ HWY_INLINE void DotTileTaps(const Dot& k, const ref::ConvParams& c, int64_t s0, 
     }
   }
   ReduceTile(acc, sums);
+}
+
+// The kM sums of the tile of pixels from s0: DotTileTaps, or DotTile for a pointwise
+// window.
+template <int kM>
+HWY_INLINE void Tile(const Dot& k, const ref::ConvParams& c, bool pointwise, int64_t s0,
+                     const Rows& r, V4 (&sums)[kPixels]) {
+  if (!pointwise) {
+    DotTileTaps<kM>(k, c, s0, r, sums);
+  } else if (k.plane >= kPixels) {
+    DotTile<true, kM>(k, s0, r, sums);
+  } else {
+    DotTile<false, kM>(k, s0, r, sums);
+  }
 }
 
 // Where output channels m0 .. m0 + kOut - 1 of pixel s live in y (and z): the first one's
@@ -319,6 +338,7 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
         b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
       }
       const V4 bv = hn::Load(D4(), b4);
+      const bool two = m - m0 <= 2;  // the last tile: 2 channels (kM) are enough
       for (int64_t t = t0; t < t1; ++t) {
         // The last tile of a plane that leaves a partial one ends at the plane's end and
         // recomputes pixels of the tile before it, which it does not store again (y may be
@@ -326,12 +346,10 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
         const int64_t first = t * kPixels;
         const int64_t s0 = plane >= kPixels ? std::min(first, plane - kPixels) : 0;
         V4 sums[kPixels];
-        if (!pointwise) {
-          DotTileTaps(k, conv, s0, rows, sums);
-        } else if (plane >= kPixels) {
-          DotTile<true>(k, s0, rows, sums);
+        if (two) {
+          Tile<2>(k, conv, pointwise, s0, rows, sums);
         } else {
-          DotTile<false>(k, s0, rows, sums);
+          Tile<kOut>(k, conv, pointwise, s0, rows, sums);
         }
         for (int i = static_cast<int>(first - s0); i < kPixels && s0 + i < plane; ++i) {
           StoreSums(p, lanes, plane, s0 + i, m0, whole, real, hn::Add(sums[i], bv), z, y);
@@ -383,6 +401,9 @@ bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
       inside(c.out.w, c.in.w, c.stride.w, c.kernel.w, c.dilation.w, c.pad_begin.w);
   const int64_t others =
       (m + block - 1) / block * reduction * (interior + kDirectBorderCost * (plane - interior));
+  // A last tile of 1 or 2 channels costs its 4-channel tile's here: charged its 2 R /
+  // block FMAs instead, UltraFace's 64 -> 6 head at 30 x 40 and ppocr's 96 -> 18 at 32 x 48
+  // went to the dot kernel and took 1.7 and 1.09 times as long (conv_bench, Zen 4).
   const int64_t dot = (m + 3) / 4 * (4 * reduction / block + kDotReduceCost) * plane;
   return dot < others;
 }
