@@ -107,6 +107,12 @@ class Op {
   /// instead of writing into preallocated outputs; the runtime then allocates nothing.
   virtual bool returns_view() const { return false; }
 
+  /// True when run() sets its one output to its first input's data under the shape infer()
+  /// gives, no copy for a contiguous input (Reshape, Flatten, Squeeze, Unsqueeze): a plan
+  /// whose first input of the node lives in a fixed buffer (runtime::Plan::fixed) fixes
+  /// the output as the same bytes, and the step runs nothing.
+  virtual bool reshapes_input() const { return false; }
+
   /// Multiply-accumulates of one run for these shapes (Conv, Gemm, MatMul); 0 otherwise.
   virtual int64_t macs(std::span<const TensorType> inputs,
                        std::span<const TensorType> outputs) const {

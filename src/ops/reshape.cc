@@ -19,6 +19,7 @@ class ViewOp : public Op {
  public:
   using Op::Op;
   bool returns_view() const override { return true; }
+  bool reshapes_input() const override { return true; }
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {

@@ -9,8 +9,11 @@
 // intermediate (not a graph input, output or constant) of known type, read by this
 // Concat only and only once, written by a node that owns its buffer (not a view, not in
 // place into another value, not itself a Concat: no nested slices); and y has a known
-// type and is not a graph output. plan-memory then places y from the first write of any
-// slice, and reverts the slices to buffers of their own if y does not land in the arena.
+// type and is not a graph output. An x made by a reshape (Reshape, Flatten, Squeeze,
+// Unsqueeze) of a value r that only it reads, r as above, puts r in the slice instead:
+// the reshape's output views the same bytes (runtime::Plan::fixed). plan-memory then places y from
+// the first write of any slice, and reverts the slices to buffers of their own if y does not land
+// in the arena.
 #include <set>
 
 #include "passes/pass.h"
@@ -45,13 +48,14 @@ class ConcatSlices final : public Pass {
       for (int d = axis + 1; d < rank; ++d) inner *= ys[d];
       if (outer != 1 || !all_sliceable(p, node, n)) continue;
       int64_t offset = 0;
-      for (int x : node.inputs) {
+      for (int input : node.inputs) {
+        const int x = written_value(p, input);
         BufferAssignment& b = p.buffers[x];
         b = BufferAssignment{};
         b.kind = Kind::kSlice;
         b.reuses = y;
         b.offset = offset;
-        offset += p.types[x]->shape[axis] * inner;
+        offset += p.types[input]->shape[axis] * inner;
         ++changes;
       }
     }
@@ -59,20 +63,46 @@ class ConcatSlices final : public Pass {
   }
 
  private:
+  // The value whose producer writes Concat input x: x, or the input of the reshape
+  // (Op::reshapes_input: Reshape, Flatten, Squeeze, Unsqueeze) that produces x, which
+  // then views those bytes in the slice (UltraFace's heads: conv, Reshape, Concat).
+  static int written_value(const Program& p, int x) {
+    const int producer = p.graph.values[x].producer;
+    if (producer < 0 || !p.ops[producer]->reshapes_input()) return x;
+    return p.graph.nodes[producer].inputs[0];
+  }
+
+  // Whether value v, read by node `reader` only, can be written into a slice by its
+  // producer.
+  static bool sliceable(const Program& p, int v, int reader, DType dtype) {
+    if (v < 0 || !p.types[v] || p.types[v]->dtype != dtype) return false;
+    const int producer = p.graph.values[v].producer;
+    if (producer < 0 || p.is_graph_output(v)) return false;  // constant or graph input
+    const ir::Node& pn = p.graph.nodes[producer];
+    if (p.ops[producer]->returns_view() || pn.op_type == "Concat") return false;
+    if (p.buffers[v].kind == Kind::kInPlace || p.buffers[v].kind == Kind::kSlice) return false;
+    // The producer's outputs are placed only when all of their types are known.
+    for (int out : pn.outputs)
+      if (out >= 0 && !p.types[out]) return false;
+    return p.consumers(v) == std::vector<int>{reader};
+  }
+
   static bool all_sliceable(const Program& p, const ir::Node& node, int n) {
+    const DType dtype = p.types[node.outputs[0]]->dtype;
     std::set<int> seen;
     for (int x : node.inputs) {
       if (x < 0 || !seen.insert(x).second) return false;  // omitted, or read twice
-      if (!p.types[x] || p.types[x]->dtype != p.types[node.outputs[0]]->dtype) return false;
       const int producer = p.graph.values[x].producer;
-      if (producer < 0 || p.is_graph_output(x)) return false;  // constant or graph input
-      const ir::Node& pn = p.graph.nodes[producer];
-      if (p.ops[producer]->returns_view() || pn.op_type == "Concat") return false;
-      if (p.buffers[x].kind == Kind::kInPlace || p.buffers[x].kind == Kind::kSlice) return false;
-      // The producer's outputs are placed only when all of their types are known.
-      for (int out : pn.outputs)
-        if (out >= 0 && !p.types[out]) return false;
-      if (p.consumers(x) != std::vector<int>{n}) return false;
+      if (producer >= 0 && p.ops[producer]->reshapes_input()) {
+        // x views its producer's input r: r goes in the slice, x is read here only.
+        const int r = written_value(p, x);
+        if (!p.types[x] || p.is_graph_output(x) || p.consumers(x) != std::vector<int>{n} ||
+            !seen.insert(r).second || !sliceable(p, r, producer, dtype)) {
+          return false;
+        }
+        continue;
+      }
+      if (!sliceable(p, x, n, dtype)) return false;
     }
     return !node.inputs.empty();
   }

@@ -26,7 +26,8 @@ struct PlanStep {
   std::vector<int> release_after;
   /// Set when the plan binds (its first run) if every input and output of the step is
   /// fixed (Plan::fixed) and the op offers Op::bind: the kernel call on those buffers,
-  /// which execute() runs instead of the op's run().
+  /// which execute() runs instead of the op's run(); a call that does nothing for a
+  /// reshape of a fixed tensor (Op::reshapes_input), whose output is then fixed too.
   ops::BoundRun bound;
 };
 
@@ -40,8 +41,9 @@ struct Plan {
   /// every later run of this plan.
   std::shared_ptr<Storage> arena;
   /// Per value, its tensor when it is the same in every run, set at the first run:
-  /// constants and views of the arena (arena and Concat-slice values, and in-place values
-  /// over one of those); undefined for graph inputs and values allocated per run.
+  /// constants and views of the arena (arena and Concat-slice values, in-place values over
+  /// one of those, and reshapes of a fixed tensor: Op::reshapes_input); undefined for graph
+  /// inputs and values allocated per run.
   std::vector<Tensor> fixed;
   bool bound = false;  ///< `fixed` and the steps' `bound` calls are set
   /// simd_target_epoch() when they were: a forced SIMD target binds the plan again (the

@@ -129,6 +129,45 @@ TEST(ConcatSlices, InputsThatKeepTheirBuffers) {
   expect_same_results(m, {1, 2, 3, 4});
 }
 
+// A detection head's outputs: each reshaped, then concatenated. The reshape's source goes
+// in the slice, and the reshape views it there; not when the source or its view is read
+// elsewhere too (`shared`: "a" also feeds a graph output).
+ModelBuilder reshaped_heads(bool shared) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2, 3, 4});
+  m.output("y");
+  if (shared) m.output("z");
+  int64_initializer(m, "shp", {3}, {1, -1, 2});
+  m.node("Relu", {"x"}, {"a"}, "relu");
+  m.node("Reshape", {"a", "shp"}, {"ra"}, "reshape_a");
+  m.node("Sigmoid", {"x"}, {"b"}, "sigmoid");
+  m.node("Reshape", {"b", "shp"}, {"rb"}, "reshape_b");
+  m.node("Reshape", {"x", "shp"}, {"rx"}, "reshape_x");
+  m.node("Exp", {"rx"}, {"e"}, "exp");  // written in the Concat's rank
+  set_int(m.node("Concat", {"ra", "rb", "e"}, {"cat"}, "concat"), "axis", 1);
+  set_int(m.node("Softmax", {"cat"}, {"y"}, "softmax"), "axis", -1);
+  if (shared) m.node("Neg", {"a"}, {"z"}, "neg");
+  return m;
+}
+
+TEST(ConcatSlices, ReshapedInputsAreWrittenIntoTheirSlices) {
+  const ModelBuilder m = reshaped_heads(false);
+  const passes::Program p = compile_memory_only(m, {1, 2, 3, 4});
+  expect_slice(p, "a", "cat", 0);
+  expect_slice(p, "b", "cat", 24 * 4);
+  expect_slice(p, "e", "cat", 48 * 4);
+  for (const char* v : {"ra", "rb"}) expect_not_slice(p, v);
+  EXPECT_EQ(p.memory.slice_values, 3);
+  expect_same_results(m, {1, 2, 3, 4});
+}
+
+TEST(ConcatSlices, NotThroughAReshapeWhoseSourceIsReadElsewhere) {
+  const ModelBuilder m = reshaped_heads(true);
+  const passes::Program p = compile_memory_only(m, {1, 2, 3, 4});
+  for (const char* v : {"a", "b", "e"}) expect_not_slice(p, v);
+  expect_same_results(m, {1, 2, 3, 4});
+}
+
 // A view of the Concat that reaches a graph output makes the Concat's buffer the caller's:
 // plan-memory gives the slices buffers of their own again.
 TEST(ConcatSlices, RevertedWhenTheConcatEscapesThroughAView) {

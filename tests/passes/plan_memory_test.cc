@@ -91,15 +91,21 @@ MemoryCheck check_memory_plan(const passes::Program& p) {
         }
         case Kind::kSlice: {
           // A Concat input written into its slice of the Concat's output, which must be
-          // an arena buffer that holds the slice, and the only reader of the input.
+          // an arena buffer that holds the slice, and the only reader of the input (or
+          // of the one reshape that reads it: the Concat reads that view of the slice).
           const int src = b.reuses;
           if (src < 0 || src >= nv) {
             ADD_FAILURE() << name(v) << " is a slice of value " << src;
             break;
           }
           EXPECT_EQ(p.buffers[src].kind, Kind::kArena) << name(v) << " is a slice of " << name(src);
-          const std::vector<int> readers = p.consumers(v);
+          std::vector<int> readers = p.consumers(v);
           EXPECT_EQ(readers.size(), 1u) << name(v) << ": a slice read by several nodes";
+          if (readers.size() == 1 && p.ops[readers[0]]->reshapes_input()) {
+            const int view = g.nodes[readers[0]].outputs[0];
+            readers = p.consumers(view);
+            EXPECT_EQ(readers.size(), 1u) << name(view) << ": a slice's view read by several nodes";
+          }
           if (readers.size() == 1) {
             const ir::Node& concat = g.nodes[readers[0]];
             EXPECT_EQ(concat.op_type, "Concat") << name(v);

@@ -1,5 +1,6 @@
 // runtime::execute's bound steps (PlanStep::bound): the first run binds every step whose
-// buffers are fixed (constants and the arena) to its op's prepared kernel call; later
+// buffers are fixed (constants and the arena) to its op's prepared kernel call, and fixes
+// a reshape of a fixed tensor as the same bytes (a step that runs nothing); later
 // runs with other input values give what a fresh plan gives, bit for bit, at 1 and 2
 // threads; a forced SIMD target binds the plan again. Uses the RetinaFace model kept in
 // the repo, so it runs without ../shared.
@@ -42,9 +43,37 @@ TEST(BoundPlan, ConvolutionsAfterTheFirstAreBound) {
   std::unique_ptr<Plan> plan = retinaface_plan({1, 3, 48, 64}, 1);
   run(*plan, ramp({1, 3, 48, 64}, 1), 1);
   ASSERT_TRUE(plan->bound);
-  int convs = 0, bound = 0;
+  int convs = 0, bound = 0, reshapes = 0, concat_slices = 0;
   for (const PlanStep& step : plan->steps) {
     const ir::Node& node = plan->program.graph.nodes[step.node];
+    if (plan->program.ops[step.node]->reshapes_input()) {
+      // The heads' Reshapes of conv outputs in the arena: the same bytes, fixed, and a
+      // step that runs nothing.
+      const Tensor& x = plan->fixed[node.inputs[0]];
+      const Tensor& y = plan->fixed[node.outputs[0]];
+      ASSERT_TRUE(x.defined()) << node.name;
+      ASSERT_TRUE(y.defined()) << node.name;
+      EXPECT_TRUE(step.bound) << node.name;
+      EXPECT_EQ(y.raw_data(), x.raw_data()) << node.name;
+      EXPECT_EQ(y.shape(), (*step.output_types)[0].shape) << node.name;
+      ++reshapes;
+      continue;
+    }
+    if (node.op_type == "Concat") {
+      // Concats whose inputs the convs wrote into their slices (concat-slices: the SSH
+      // modules', and through a Reshape) have nothing to copy: bound to a call that does
+      // nothing. The heads' Concats are graph outputs, allocated per run: not bound.
+      const ir::Graph& g = plan->program.graph;
+      int written = node.inputs[0];
+      const int producer = g.values[written].producer;
+      if (producer >= 0 && plan->program.ops[producer]->reshapes_input())
+        written = g.nodes[producer].inputs[0];
+      const bool slices =
+          plan->program.buffers[written].kind == passes::BufferAssignment::Kind::kSlice;
+      EXPECT_EQ(static_cast<bool>(step.bound), slices) << node.name;
+      concat_slices += slices;
+      continue;
+    }
     if (node.op_type != "FusedConv") {
       EXPECT_FALSE(step.bound) << node.name << " (" << node.op_type << ") has no bind()";
       continue;
@@ -59,6 +88,8 @@ TEST(BoundPlan, ConvolutionsAfterTheFirstAreBound) {
   }
   EXPECT_GT(convs, 40);
   EXPECT_EQ(bound, convs - 1) << "every conv but the first is bound";
+  EXPECT_GE(reshapes, 3);
+  EXPECT_GE(concat_slices, 3);  // one per SSH module at least
 }
 
 TEST(BoundPlan, LaterRunsMatchAFreshPlan) {
