@@ -126,7 +126,10 @@ void run_node_loop(benchmark::State& state, const passes::Program& p, int node, 
   const ops::ExecContext ctx{threads};
   // As a plan runs it: the op's bound call where it has one (FusedConv, ConvChain), whose
   // shape checks and parameters were derived once; run() costs about 0.5 us a call more.
-  const ops::BoundRun bound = p.ops[node]->bind(inputs, out, ctx);
+  // (A plan binds no step that reads a graph input, such as a first layer, which pays
+  // that once per run.)
+  const ops::Op& op = *p.ops[node];
+  const ops::BoundRun bound = ops::with_node_context(op, [&] { return op.bind(inputs, out, ctx); });
   for (auto _ : state) {
     if (bound) {
       bound(ctx);

@@ -29,7 +29,8 @@ struct BufferAssignment {
     kInPlace,  ///< written into the buffer of value `reuses` (the op runs in place)
     kView,     ///< the op returns a view of (or a tensor owned by) its inputs: nothing to allocate
     kSlice,    ///< written into value `reuses`'s buffer at byte `offset` (a Concat input,
-               ///< see concat-slices): nothing to allocate, the Concat copies nothing
+               ///< or the source of a reshape that is one; see concat-slices): nothing to
+               ///< allocate, the Concat copies nothing
   };
   Kind kind = Kind::kNone;
   int64_t offset = 0;  ///< kArena: byte offset in the arena (64-byte aligned); kSlice: in `reuses`

@@ -70,7 +70,7 @@ TEST(DirectConv, MatchesReferenceOverSweep) {
           // A head whose Transpose(0, 2, 3, 1) was fused in: NHWC, without (i % 12 == 2
           // and 9: every activation over the sweep) and with (i % 12 == 7) a residual.
           if (i % 12 == 2 || i % 12 == 7 || i % 12 == 9) t.y_block = test::kNhwc;
-          t.c_in = t.x_block ? 3 + i / 4 % 2 : std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
+          t.c_in = t.x_block ? 3 + i / 8 % 2 : std::array<int64_t, 4>{5, c, 2 * c + 3, 1}[i % 4];
           t.c_out = std::array<int64_t, 5>{7, c, 3 * c + 1, 5 * c - 2, 2}[i % 5];
           if (i % 9 == 2) {  // groups whose output channels fill blocks (x NCHW or NCHWc)
             t.groups = 2 + i % 2;
@@ -166,10 +166,12 @@ TEST(DirectConv, OnePixelOutputs) {
           for (const int64_t y_block : {int64_t{1}, test::kNhwc}) {
             NchwcConvCase t = test::layer_case(c_in, c_out, k, k, k, 0);
             t.y_block = y_block;
-            t.activation = kActivations[i % 8];
+            // y_block alternates with i: the others step with i / 2, so that NCHW and
+            // NHWC each meet every activation and both residual orders.
+            t.activation = kActivations[i / 2 % 8];
             t.affine = i % 3 == 1;
             t.residual = i % 5 == 2;
-            t.residual_before = i % 2 == 0;
+            t.residual_before = i / 2 % 2 == 0;
             run_direct(t, c, 900 + i);
             ++i;
           }

@@ -130,13 +130,16 @@ TEST(ConcatSlices, InputsThatKeepTheirBuffers) {
 }
 
 // A detection head's outputs: each reshaped, then concatenated. The reshape's source goes
-// in the slice, and the reshape views it there; not when the source or its view is read
-// elsewhere too (`shared`: "a" also feeds a graph output).
-ModelBuilder reshaped_heads(bool shared) {
+// in the slice, and the reshape views it there; not when "a" (the source) or "ra" (its
+// view) is read elsewhere too, or "ra" is a graph output.
+enum class Shared { kNone, kSource, kView, kViewIsOutput };
+
+ModelBuilder reshaped_heads(Shared shared) {
   ModelBuilder m(13);
   m.input("x", {1, 2, 3, 4});
   m.output("y");
-  if (shared) m.output("z");
+  if (shared == Shared::kSource || shared == Shared::kView) m.output("z");
+  if (shared == Shared::kViewIsOutput) m.output("ra");
   int64_initializer(m, "shp", {3}, {1, -1, 2});
   m.node("Relu", {"x"}, {"a"}, "relu");
   m.node("Reshape", {"a", "shp"}, {"ra"}, "reshape_a");
@@ -146,12 +149,13 @@ ModelBuilder reshaped_heads(bool shared) {
   m.node("Exp", {"rx"}, {"e"}, "exp");  // written in the Concat's rank
   set_int(m.node("Concat", {"ra", "rb", "e"}, {"cat"}, "concat"), "axis", 1);
   set_int(m.node("Softmax", {"cat"}, {"y"}, "softmax"), "axis", -1);
-  if (shared) m.node("Neg", {"a"}, {"z"}, "neg");
+  if (shared == Shared::kSource) m.node("Neg", {"a"}, {"z"}, "neg");
+  if (shared == Shared::kView) m.node("Neg", {"ra"}, {"z"}, "neg");
   return m;
 }
 
 TEST(ConcatSlices, ReshapedInputsAreWrittenIntoTheirSlices) {
-  const ModelBuilder m = reshaped_heads(false);
+  const ModelBuilder m = reshaped_heads(Shared::kNone);
   const passes::Program p = compile_memory_only(m, {1, 2, 3, 4});
   expect_slice(p, "a", "cat", 0);
   expect_slice(p, "b", "cat", 24 * 4);
@@ -161,11 +165,15 @@ TEST(ConcatSlices, ReshapedInputsAreWrittenIntoTheirSlices) {
   expect_same_results(m, {1, 2, 3, 4});
 }
 
-TEST(ConcatSlices, NotThroughAReshapeWhoseSourceIsReadElsewhere) {
-  const ModelBuilder m = reshaped_heads(true);
-  const passes::Program p = compile_memory_only(m, {1, 2, 3, 4});
-  for (const char* v : {"a", "b", "e"}) expect_not_slice(p, v);
-  expect_same_results(m, {1, 2, 3, 4});
+TEST(ConcatSlices, NotThroughAReshapeReadElsewhere) {
+  for (const Shared shared : {Shared::kSource, Shared::kView, Shared::kViewIsOutput}) {
+    SCOPED_TRACE(static_cast<int>(shared));
+    const ModelBuilder m = reshaped_heads(shared);
+    const passes::Program p = compile_memory_only(m, {1, 2, 3, 4});
+    for (const char* v : {"a", "b", "e"}) expect_not_slice(p, v);
+    EXPECT_EQ(p.memory.slice_values, 0);
+    expect_same_results(m, {1, 2, 3, 4});
+  }
 }
 
 // A view of the Concat that reaches a graph output makes the Concat's buffer the caller's:

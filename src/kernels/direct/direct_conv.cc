@@ -228,8 +228,9 @@ HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
 // k.ow output pixels and k.sh input rows apart.
 // kHalf: block B - 1 holds at most half a vector of output channels; its FMAs run on
 // half-width vectors (TapStepHalf), its sums widened (upper lanes 0) before the epilogue
-// or a pass's store. Row runs it for the interior tiles of the first layers (NCHW input,
-// stride 2): RetinaFace's 3 -> 8 (README.md, "Half blocks").
+// or a pass's store. Row runs it for the interior tiles of an NCHW input: the first
+// layers at stride 2 (RetinaFace's 3 -> 8), ppocr's 96 -> 24 at stride 1 (the full tiles
+// and NchwTailN's); and PointwiseTile has it too (README.md, "Half blocks").
 template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false, bool kHalf = false>
 HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                            const Span& sp) {
@@ -535,7 +536,8 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   constexpr int64_t kR = kTileMaxPixels<B>;
   const bool dense = k.sw == 1 && k.xb == k.c;
   // Whether block B - 1 holds at most half a vector of output channels (the layer's last
-  // block: M mod c in 1 .. c/2): the pointwise and first-layer tiles then take kHalf.
+  // block: M mod c in 1 .. c/2): the pointwise tiles and the interior tiles of an NCHW
+  // input then take kHalf.
   const bool half = 2 * (k.out.channels - (ob0 + B - 1) * k.c) <= k.c;
   // Border pixels [b0, b1): runs of consecutive pixels whose taps inside the row are the
   // same columns go as one tile (a dilated conv's first d pixels all skip tap 0, its last
@@ -591,7 +593,7 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
         for (; o + kR <= ib; o += kR) Tile<B, kR, 1, true>(k, ob0, g, oh, o, sp);
       for (; o + kR <= ib; o += kR) Tile<B, kR, 1>(k, ob0, g, oh, o, sp);
       // The tail in one tile, in the channels-inside order of Tile's choice.
-      if (ib - o >= 6 && sp.ic_end - sp.ic_begin > sp.kw1 - sp.kw0) {
+      if (ib - o >= 6 && ib - o < kR && sp.ic_end - sp.ic_begin > sp.kw1 - sp.kw0) {
         if (half) {
           NchwTailN<B, true>(ib - o, k, ob0, g, oh, o, sp);
         } else {

@@ -145,8 +145,8 @@ HWY_INLINE void ZeroTile(V (&acc)[kPixels][kM]) {
   }
 }
 
-// The kOut dot products of a 1x1 conv (stride 1, no padding) for kPixels pixels:
-// sums[i] holds pixel s0 + i's kOut outputs. kUniform: the pixels are s0 .. s0 + kPixels
+// The kM dot products of a 1x1 conv (stride 1, no padding) for kPixels pixels:
+// sums[i] holds pixel s0 + i's kM outputs. kUniform: the pixels are s0 .. s0 + kPixels
 // - 1, at constant offsets from one pointer; otherwise pixels past the plane repeat its
 // last one (a plane of fewer than kPixels pixels).
 template <bool kUniform, int kM>

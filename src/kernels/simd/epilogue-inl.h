@@ -44,7 +44,7 @@ struct OutputTarget {
   float* y = nullptr;
   const float* z = nullptr;
   int64_t y_block = 1;
-  bool nhwc = false;
+  bool nhwc = false;  ///< y (and z) NHWC: p.y_nhwc, or an NCHW y of one pixel (output_target)
   int64_t plane = 0;
   int64_t channels = 0;  ///< M: lanes of channels >= M are written as 0 (NCHWc) or skipped
 };

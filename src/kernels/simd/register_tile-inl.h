@@ -38,6 +38,9 @@ inline constexpr int kVectorRegisters = 16;
 inline constexpr int kTileMaxBlocks = 4;
 template <int B>
 inline constexpr int kTileMaxPixels = B == 1 ? 12 : B == 2 ? 12 : B == 3 ? 8 : 6;
+// AVX-512 and AArch64's NEON: 32 registers. Also EMU128 and the scalar target, whose
+// "vectors" are arrays: there the counts only shape the loops (the scalar target runs
+// no tile).
 inline constexpr int kVectorRegisters = 32;
 #endif
 
