@@ -45,25 +45,14 @@ class ConcatOp final : public Op {
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
-    Tensor& y = outputs[0];
-    if (!y.defined()) return;
-    const int axis = normalize_axis(axis_, y.rank(), where());
+    if (!outputs[0].defined()) return;
     // The inputs not already in place, copied in one parallel region (copy_strided_parts:
     // thread t copies the same fraction of every input, the pixels it wrote).
-    std::vector<Tensor> dsts;
+    const std::vector<Part> parts = parts_to_copy(inputs, outputs[0]);
     std::vector<StridedOperand> dst_ops, src_ops;
-    dsts.reserve(inputs.size());
-    int64_t offset = 0;
-    for (const Tensor& x : inputs) {
-      const int64_t len = x.dim(axis);
-      if (len == 0) continue;
-      Tensor dst = y.slice(axis, offset, offset + len);
-      offset += len;
-      // Already there: the plan had its producer write into this slice (concat-slices).
-      if (dst.raw_data() == x.raw_data() && dst.is_contiguous() && x.is_contiguous()) continue;
-      dsts.push_back(std::move(dst));
-      dst_ops.push_back(StridedOperand::of(dsts.back()));
-      src_ops.push_back(StridedOperand::of(x));
+    for (const Part& part : parts) {
+      dst_ops.push_back(StridedOperand::of(part.dst));
+      src_ops.push_back(StridedOperand::of(*part.x));
     }
     copy_strided_parts(dst_ops, src_ops, ctx.num_threads);
   }
@@ -73,21 +62,34 @@ class ConcatOp final : public Op {
   // score Concat of 4 inputs); otherwise run() each time.
   BoundRun bind(std::span<const Tensor> inputs, std::span<Tensor> outputs,
                 const ExecContext&) const override {
-    const Tensor& y = outputs[0];
-    if (!y.defined() || !y.is_contiguous()) return {};
-    const int axis = normalize_axis(axis_, y.rank(), where());
-    int64_t offset = 0;
-    for (const Tensor& x : inputs) {
-      const int64_t len = x.dim(axis);
-      if (len == 0) continue;
-      const Tensor dst = y.slice(axis, offset, offset + len);
-      offset += len;
-      if (dst.raw_data() != x.raw_data() || !dst.is_contiguous() || !x.is_contiguous()) return {};
-    }
+    if (!outputs[0].defined() || !parts_to_copy(inputs, outputs[0]).empty()) return {};
     return [](const ExecContext&) {};
   }
 
  private:
+  // An input to copy and its slice of y.
+  struct Part {
+    const Tensor* x;
+    Tensor dst;
+  };
+
+  // The inputs that are not already in their slices of y, which the plan may have had
+  // their producers write into (concat-slices); empty inputs need nothing.
+  std::vector<Part> parts_to_copy(std::span<const Tensor> inputs, Tensor& y) const {
+    const int axis = normalize_axis(axis_, y.rank(), where());
+    std::vector<Part> parts;
+    int64_t offset = 0;
+    for (const Tensor& x : inputs) {
+      const int64_t len = x.dim(axis);
+      if (len == 0) continue;
+      Tensor dst = y.slice(axis, offset, offset + len);
+      offset += len;
+      if (dst.raw_data() == x.raw_data() && dst.is_contiguous() && x.is_contiguous()) continue;
+      parts.push_back(Part{&x, std::move(dst)});
+    }
+    return parts;
+  }
+
   int64_t axis_ = 0;
 };
 
