@@ -16,7 +16,9 @@
 // At the end it prints the FMA-peak target of issue 5: of the 1x1 convolutions with at
 // least 32 input channels and the 3x3 ones with at least 64 (one group, each layer's
 // planned kernel: not the direct twins nor the chains), how many reach 70 % of the peak
-// (roof%, the median of the repetitions when there are several), and which do not.
+// (roof%, the median of the repetitions when there are several), and which do not, each
+// with what bounds it whatever the kernel does, where something does (ceiling()): output
+// channels that fill part of the vector lanes, or a single output pixel.
 //
 //   build/release/bench/conv_bench [--threads N] [--benchmark_filter=pointwise] ...
 // $TERN_MODELS_DIR overrides ../shared/models.
@@ -30,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu.h"
 #include "model_layers.h"
 #include "tern/roofline.h"
 
@@ -53,6 +56,8 @@ constexpr double kTargetRoof = 70.0;
 struct TargetLayer {
   std::string kind;  // "1x1" or "3x3"
   int64_t c = 0, m = 0;
+  int64_t pixels = 0;     // output pixels (H x W)
+  std::string algorithm;  // the planned kernel
 };
 std::map<std::string, TargetLayer> g_target_layers;  // by benchmark name
 
@@ -108,6 +113,30 @@ class TargetReporter : public benchmark::BenchmarkReporter {
   std::set<std::string> with_median_;
 };
 
+// What bounds a layer below the FMA peak whatever its kernel does, for the target's list
+// ("" when nothing does): output channels that fill only part of the vector lanes their
+// FMAs take, when below 90 % (kernels that put output channels in the lanes: not "dot"; a
+// last block of at most half a vector runs half-width FMAs, which AMD Zen 4 runs at twice
+// the rate, so M/N is the bound there), and one output pixel, where the layer is a
+// matrix-vector product: each weight vector loaded feeds one FMA, so the cache level the
+// weights come from bounds it (L1 loads one 512-bit vector per cycle on Zen 4, as many as
+// it runs FMAs; L2 fewer).
+std::string ceiling(const TargetLayer& t) {
+  std::string out;
+  const int64_t lanes = simd_float_lanes();
+  if (t.algorithm != "dot" && lanes > 1 && t.m % lanes != 0) {
+    const int64_t rest = t.m % lanes;
+    const int64_t taken = t.m - rest + (2 * rest <= lanes ? lanes / 2 : lanes);
+    if (10 * t.m < 9 * taken) out += fmt::format("  [lanes {}/{}]", t.m, taken);
+  }
+  if (t.pixels == 1) {
+    const int64_t taps = t.kind == "3x3" ? 9 : 1;
+    out += fmt::format("  [1 pixel: {} KiB of weights, one FMA per weight vector]",
+                       (t.c * t.m * taps * 4 + 1023) / 1024);
+  }
+  return out;
+}
+
 // Prints the target's count per class and the layers below it (nothing when no layer of
 // the target ran: a filter, --benchmark_list_tests).
 void print_target(const std::map<std::string, double>& roof) {
@@ -118,6 +147,7 @@ void print_target(const std::map<std::string, double>& roof) {
       "\nFMA-peak target: layers at >= {:.0f} % of {:.1f} GFLOP/s (1x1 with >= 32 input "
       "channels, 3x3 with >= 64; one group; the planned kernels)\n",
       kTargetRoof, g_peak_gflops);
+  bool legend = false;  // whether a listed layer has a ceiling() note
   for (const char* kind : {"1x1", "3x3"}) {
     std::vector<std::pair<double, std::string>> v;
     for (const auto& [name, t] : g_target_layers) {
@@ -133,8 +163,16 @@ void print_target(const std::map<std::string, double>& roof) {
     for (const auto& [r, name] : v) {
       if (r >= kTargetRoof) break;
       const TargetLayer& t = g_target_layers.at(name);
-      fmt::print("    {:5.1f} %  {} -> {}  {}\n", r, t.c, t.m, name);
+      const std::string why = ceiling(t);
+      legend = legend || !why.empty();
+      fmt::print("    {:5.1f} %  {} -> {}  {}{}\n", r, t.c, t.m, name, why);
     }
+  }
+  if (legend) {
+    fmt::print(
+        "  [lanes M/N]: the M output channels take N vector lanes per pixel (a last block of at "
+        "most half a vector on half-width FMAs); [1 pixel]: a matrix-vector product, bound by "
+        "the cache the weights come from\n");
   }
 }
 
@@ -176,7 +214,8 @@ int register_layers(const std::string& dir) {
         const std::string name = fmt::format("{}/{}@{}x{}:{}", algorithm, m.file, m.shape[2],
                                              m.shape[3], node.name);
         if (!kind.empty() && algorithm == attr_str(node, "algorithm")) {
-          g_target_layers[name] = {kind, c, m_out};
+          const int64_t taps = kind == "3x3" ? 9 : 1;
+          g_target_layers[name] = {kind, c, m_out, macs / (c * m_out * taps), algorithm};
         }
         benchmark::RegisterBenchmark(name.c_str(),
                                      [layer](benchmark::State& s) { run_layer(s, layer); })
