@@ -56,6 +56,7 @@ constexpr double kTargetRoof = 70.0;
 struct TargetLayer {
   std::string kind;  // "1x1" or "3x3"
   int64_t c = 0, m = 0;
+  int64_t taps = 1;       // kernel taps per input channel: 1 or 9
   int64_t pixels = 0;     // output pixels (H x W)
   std::string algorithm;  // the planned kernel
 };
@@ -116,11 +117,12 @@ class TargetReporter : public benchmark::BenchmarkReporter {
 // What bounds a layer below the FMA peak whatever its kernel does, for the target's list
 // ("" when nothing does): output channels that fill only part of the vector lanes their
 // FMAs take, when below 90 % (kernels that put output channels in the lanes: not "dot"; a
-// last block of at most half a vector runs half-width FMAs, which AMD Zen 4 runs at twice
-// the rate, so M/N is the bound there), and one output pixel, where the layer is a
-// matrix-vector product: each weight vector loaded feeds one FMA, so the cache level the
-// weights come from bounds it (L1 loads one 512-bit vector per cycle on Zen 4, as many as
-// it runs FMAs; L2 fewer).
+// last block of at most half a vector counts half a vector, as the pointwise and NCHW-input
+// tiles run it on half-width FMAs, which AMD Zen 4 runs at twice the rate: M/N bounds them
+// there, and the kernels that keep full vectors for it lower still), and one output pixel, where
+// the layer is a matrix-vector product: each weight vector loaded feeds one FMA, so the cache level
+// the weights come from bounds it (L1 loads one 512-bit vector per cycle on Zen 4, as many as it
+// runs FMAs; L2 fewer).
 std::string ceiling(const TargetLayer& t) {
   std::string out;
   const int64_t lanes = simd_float_lanes();
@@ -130,9 +132,8 @@ std::string ceiling(const TargetLayer& t) {
     if (10 * t.m < 9 * taken) out += fmt::format("  [lanes {}/{}]", t.m, taken);
   }
   if (t.pixels == 1) {
-    const int64_t taps = t.kind == "3x3" ? 9 : 1;
     out += fmt::format("  [1 pixel: {} KiB of weights, one FMA per weight vector]",
-                       (t.c * t.m * taps * 4 + 1023) / 1024);
+                       (t.c * t.m * t.taps * 4 + 1023) / 1024);
   }
   return out;
 }
@@ -171,7 +172,7 @@ void print_target(const std::map<std::string, double>& roof) {
   if (legend) {
     fmt::print(
         "  [lanes M/N]: the M output channels take N vector lanes per pixel (a last block of at "
-        "most half a vector on half-width FMAs); [1 pixel]: a matrix-vector product, bound by "
+        "most half a vector counted as half); [1 pixel]: a matrix-vector product, bound by "
         "the cache the weights come from\n");
   }
 }
@@ -215,7 +216,7 @@ int register_layers(const std::string& dir) {
                                              m.shape[3], node.name);
         if (!kind.empty() && algorithm == attr_str(node, "algorithm")) {
           const int64_t taps = kind == "3x3" ? 9 : 1;
-          g_target_layers[name] = {kind, c, m_out, macs / (c * m_out * taps), algorithm};
+          g_target_layers[name] = {kind, c, m_out, taps, macs / (c * m_out * taps), algorithm};
         }
         benchmark::RegisterBenchmark(name.c_str(),
                                      [layer](benchmark::State& s) { run_layer(s, layer); })
