@@ -10,10 +10,10 @@
 // input (it copies nothing), and copies all its inputs here otherwise.
 // These ops do one or a few operations per loaded value, so the counters are about
 // memory: GB/s = (input + output bytes, constants included; a Slice's whole input) /
-// time, and roof% = GB/s / the measured streaming bandwidth at the benchmark's thread
-// count (`tern roofline`, cached; above 100 when the layer's data stays in the caches, as
-// most of these layers' do). Ops that report multiply-accumulates (Op::macs: Gemm,
-// MatMul) add GFLOP/s.
+// time, and roof% = GB/s / the measured streaming bandwidth (`tern roofline`, cached) of
+// the memory level those bytes fit in at the benchmark's thread count
+// (Roofline::memory_level: L2, L3 or DRAM, the benchmark's label). Ops that report
+// multiply-accumulates (Op::macs: Gemm, MatMul) add GFLOP/s.
 //
 //   build/release/bench/op_bench [--threads N] [--benchmark_filter='^\w*Pool/'] ...
 // $TERN_MODELS_DIR overrides ../shared/models.
@@ -34,7 +34,7 @@ using namespace tern;
 using namespace tern::bench;
 
 int g_threads = 1;
-double g_bandwidth = 0;  // GB/s
+Roofline g_roofline;  // this machine's, cached
 
 // Whether node n of p is one for this benchmark: an op conv_bench leaves out, that the plan
 // runs (its outputs are not known at plan time), that writes its outputs (no views, no
@@ -113,8 +113,11 @@ int register_layers(const std::string& dir) {
             run_node_loop(s, *p, static_cast<int>(n), g_threads);
             s.counters["GB/s"] =
                 benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-            s.counters["roof%"] = benchmark::Counter(bytes * 1e-9 * 100.0 / g_bandwidth,
-                                                     benchmark::Counter::kIsIterationInvariantRate);
+            const int64_t moved = static_cast<int64_t>(bytes);
+            s.counters["roof%"] = benchmark::Counter(
+                bytes * 1e-9 * 100.0 / g_roofline.bandwidth_gbps(moved, g_threads),
+                benchmark::Counter::kIsIterationInvariantRate);
+            s.SetLabel(memory_level_name(g_roofline.memory_level(moved, g_threads)));
             if (macs > 0) {
               s.counters["GFLOP/s"] = benchmark::Counter(
                   2.0 * macs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -133,8 +136,15 @@ int register_layers(const std::string& dir) {
 int main(int argc, char** argv) {
   const BenchSetup setup = init_layer_bench(argc, argv);
   g_threads = setup.threads;
-  g_bandwidth = load_or_measure_roofline().at(g_threads).bandwidth;
-  benchmark::AddCustomContext("bandwidth GB/s (tern roofline)", fmt::format("{:.1f}", g_bandwidth));
+  g_roofline = load_or_measure_roofline();
+  const RooflinePoint& point = g_roofline.at(g_threads);
+  benchmark::AddCustomContext(
+      "bandwidth GB/s (tern roofline)",
+      fmt::format(
+          "L2 {:.1f} (up to {:.2f} MB), L3 {:.1f} (up to {:.2f} MB), DRAM {:.1f}",
+          point.l2_bandwidth, static_cast<double>(g_roofline.l2_bytes * point.threads) / 1e6,
+          point.l3_bandwidth, static_cast<double>(g_roofline.l3_set_bytes(point.threads)) / 1e6,
+          point.bandwidth));
   if (register_layers(setup.models_dir) == 0) {
     fmt::print(stderr, "no layers for op_bench in the models found in {} (set TERN_MODELS_DIR)\n",
                setup.models_dir);

@@ -2,11 +2,15 @@
 //
 // The roofline model (Williams, Waterman and Patterson, "Roofline: an insightful visual
 // performance model for multicore architectures", CACM 2009) bounds the speed of a layer
-// doing F FLOP over B bytes by min(peak FLOP/s, F/B * bandwidth). tern measures both
-// ceilings once per machine and caches them:
+// doing F FLOP over B bytes by min(peak FLOP/s, F/B * bandwidth). tern measures the
+// ceilings once per machine and caches them. The bandwidth is that of the memory level
+// the layer's bytes fit in: L2, L3 or DRAM (the cache-aware roofline of Ilic, Pratas and
+// Sousa, "Cache-aware roofline model", IEEE Computer Architecture Letters 2014), since a
+// layer whose inputs the layer before just wrote reads them from cache, up to 4 times
+// faster than from DRAM:
 //
 //   tern::Roofline r = tern::load_or_measure_roofline();
-//   double bound = r.bound_gflops(/*intensity=*/4.0, /*threads=*/2);  // GFLOP/s
+//   double bound = r.bound_gflops(/*intensity=*/4.0, /*threads=*/2, /*bytes=*/600000);
 #pragma once
 
 #include <cstdint>
@@ -15,12 +19,21 @@
 
 namespace tern {
 
-/// The measured ceilings for one thread count.
+/// The measured ceilings for one thread count. Bandwidths are those of a streaming triad
+/// (a[i] = b[i] + s * c[i], 12 bytes per element), GB/s (1e9 bytes), medians.
 struct RooflinePoint {
-  int threads = 1;       ///< threads that ran the kernels
-  double gflops = 0;     ///< peak FP32 FMA throughput, GFLOP/s (one FMA = 2 FLOP), median
-  double bandwidth = 0;  ///< memory bandwidth of a streaming triad, GB/s (1e9 bytes), median
+  int threads = 1;          ///< threads that ran the kernels
+  double gflops = 0;        ///< peak FP32 FMA throughput, GFLOP/s (one FMA = 2 FLOP), median
+  double bandwidth = 0;     ///< DRAM: the triad over Roofline::stream_bytes
+  double l2_bandwidth = 0;  ///< the triad over Roofline::l2_set_bytes(threads): L2-resident
+  double l3_bandwidth = 0;  ///< the triad over Roofline::l3_set_bytes(threads): L3-resident
 };
+
+/// The memory level whose bandwidth bounds a layer (Roofline::memory_level).
+enum class MemoryLevel { kL2, kL3, kDram };
+
+/// "L2", "L3" or "DRAM".
+const char* memory_level_name(MemoryLevel level);
 
 /// The ceilings of this machine, for every thread count 1..num_cores.
 struct Roofline {
@@ -30,15 +43,35 @@ struct Roofline {
   std::string measured_at;   ///< UTC time of the measurement, ISO 8601
   bool quick = false;        ///< measured in quick mode (small buffers, short runs: rough)
   int repetitions = 0;       ///< measurements per figure (the figures are their medians)
-  int64_t stream_bytes = 0;  ///< bytes of the three triad arrays together
+  int64_t stream_bytes = 0;  ///< bytes of the three DRAM triad arrays together
+  int64_t l2_bytes = 0;      ///< one core's L2 cache when measured (l2_cache_bytes)
+  int64_t l3_bytes = 0;      ///< the L3 cache the OS reported (all cores), 0 if none
   std::vector<RooflinePoint> points;  ///< threads 1..num_cores, in order
 
   /// The point for `threads`, clamped to 1..num_cores (more threads than cores cannot
   /// go faster). Throws InvalidArgument when there are no points.
   const RooflinePoint& at(int threads) const;
+  /// Whether l2_bytes and every point's cache bandwidths are known (not in an entry that
+  /// an older tern cached: memory_level() is then always DRAM).
+  bool has_cache_figures() const;
+  /// Bytes of the L2 triad's three arrays together at `threads` (clamped like at()):
+  /// half of each thread's L2.
+  int64_t l2_set_bytes(int threads) const;
+  /// Bytes of the L3 triad's arrays at `threads`: 8 L2 caches per thread (the L3 slice of
+  /// a core is 2 to 4 MiB on current x86 servers, shared with other tenants on a cloud
+  /// VM), at most half of the L3 when the OS reports one.
+  int64_t l3_set_bytes(int threads) const;
+  /// The level a layer moving `bytes` bytes (inputs, weights and outputs) on `threads`
+  /// threads is bound by: L2 when they fit the threads' L2 caches (l2_bytes each), L3 up
+  /// to l3_set_bytes(threads), else DRAM (also when bytes <= 0, unknown, or the roofline
+  /// has no cache figures).
+  MemoryLevel memory_level(int64_t bytes, int threads) const;
+  /// That level's bandwidth at `threads`, GB/s.
+  double bandwidth_gbps(int64_t bytes, int threads) const;
   /// The roofline bound in GFLOP/s of a layer with arithmetic intensity `flop_per_byte`
-  /// (FLOP per byte moved) on `threads` threads: min(peak, intensity * bandwidth).
-  double bound_gflops(double flop_per_byte, int threads) const;
+  /// (FLOP per byte moved) over `bytes` bytes on `threads` threads: min(peak, intensity *
+  /// bandwidth_gbps(bytes, threads)); bytes = 0 takes DRAM's bandwidth.
+  double bound_gflops(double flop_per_byte, int threads, int64_t bytes = 0) const;
 };
 
 /// How to measure.
@@ -57,9 +90,11 @@ struct RooflineOptions {
 /// Measures the ceilings now (about 1-2 s per thread count; quick mode a few ms).
 /// FLOP/s: every thread runs 12 independent FMA chains on SIMD registers (the best
 /// Highway target, chosen at run time). Bandwidth: a[i] = b[i] + s * c[i] over three
-/// float arrays (RooflineOptions::quick decides their size), split evenly over the
-/// threads, counted as 12 bytes per element (two reads, one write; the STREAM
-/// convention). Throws std::bad_alloc when the buffers cannot be allocated.
+/// float arrays split evenly over the threads, counted as 12 bytes per element (two
+/// reads, one write; the STREAM convention): for DRAM once over stream_bytes
+/// (RooflineOptions::quick decides it), for L2 and L3 many times over l2_set_bytes and
+/// l3_set_bytes, each thread over its own part, which stays in its caches. Throws
+/// std::bad_alloc when the buffers cannot be allocated.
 Roofline measure_roofline(const RooflineOptions& options = {});
 
 /// "$XDG_CACHE_HOME/tern/roofline.json", else "$HOME/.cache/tern/roofline.json"; "" when
@@ -71,8 +106,10 @@ std::string roofline_cache_path();
 std::string roofline_cache_key();
 
 /// The entry for `key` in the cache file at `path`. Returns false when the file does not
-/// exist or has no entry for `key`. Throws IOError naming the file when it cannot be read
-/// or is corrupt (not JSON, or an entry with missing, mistyped or out-of-range fields).
+/// exist or has no entry for `key`. An entry an older tern wrote has no cache figures
+/// (l2_bytes, l3_bytes and the points' l2 and l3 bandwidths stay 0: has_cache_figures()). Throws
+/// IOError naming the file when it cannot be read or is corrupt (not JSON, or an entry with
+/// missing, mistyped or out-of-range fields).
 bool read_roofline_cache(const std::string& path, const std::string& key, Roofline* out);
 
 /// Stores `roofline` under `key` in the cache file at `path` (created with its folders;

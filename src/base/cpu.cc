@@ -174,6 +174,14 @@ int64_t l2_cache_bytes() {
   return bytes;
 }
 
+int64_t l3_cache_bytes() {
+  static const int64_t bytes = [] {
+    const long n = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return n > 0 ? static_cast<int64_t>(n) : int64_t{0};
+  }();
+  return bytes;
+}
+
 int simd_float_lanes() {
 #if HWY_ARCH_X86
   const int64_t usable = enabled_targets();

@@ -76,6 +76,12 @@ int64_t l1d_cache_bytes();
 /// the OS reports nothing. Queried once per process. ConvChain sizes its bands by it.
 int64_t l2_cache_bytes();
 
+/// Bytes of the L3 cache (all the cores that share it): sysconf(_SC_LEVEL3_CACHE_SIZE), or
+/// 0 when the OS reports none (Cortex-A72 has none; glibc on Arm may report nothing). On
+/// a cloud VM it is the host's figure, shared with other tenants. Queried once per
+/// process. The roofline sizes its L3 measurement by it.
+int64_t l3_cache_bytes();
+
 /// Floats in one SIMD vector of the best target run-time dispatch picks: 16 (AVX-512),
 /// 8 (AVX2) or 4 (SSE4, NEON, EMU128). The channel block c of tern's NCHWc layout.
 int simd_float_lanes();

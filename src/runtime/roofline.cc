@@ -136,16 +136,29 @@ double fma_gflops(int threads, int64_t iterations, int64_t lanes, float* sink) {
   return flop / s / 1e9;
 }
 
-// One triad over n floats per array on `threads` threads (each its own contiguous part,
-// the same parts that first touched the pages): GB/s at 12 bytes per element.
-double triad_gbps(int threads, float* a, const float* b, const float* c, int64_t n) {
+// `passes` triads over n floats per array on `threads` threads (each its own contiguous
+// part every pass, the same parts that first touched the pages, so that a part that fits
+// a thread's caches stays there): GB/s at 12 bytes per element.
+double triad_gbps(int threads, float* a, const float* b, const float* c, int64_t n,
+                  int64_t passes = 1) {
   const auto start = Clock::now();
   parallel_run(threads, [&](int64_t t, int64_t team) {
     const int64_t begin = n * t / team, end = n * (t + 1) / team;
-    runtime::triad(a + begin, b + begin, c + begin, 3.0f, end - begin);
+    for (int64_t k = 0; k < passes; ++k)
+      runtime::triad(a + begin, b + begin, c + begin, 3.0f, end - begin);
   });
   const double s = seconds_since(start);
-  return 12.0 * double(n) / s / 1e9;
+  return 12.0 * double(n) * double(passes) / s / 1e9;
+}
+
+// The median GB/s of `repetitions` runs of `passes` triads over n floats per array (after
+// one warm-up run, which also brings a cache-sized set into the caches).
+double median_triad_gbps(int threads, float* a, const float* b, const float* c, int64_t n,
+                         int64_t passes, int repetitions) {
+  triad_gbps(threads, a, b, c, n, passes);
+  std::vector<double> bw;
+  for (int k = 0; k < repetitions; ++k) bw.push_back(triad_gbps(threads, a, b, c, n, passes));
+  return median(bw);
 }
 
 std::string utc_now() {
@@ -160,11 +173,21 @@ std::string utc_now() {
 json to_json(const Roofline& r) {
   json points = json::array();
   for (const RooflinePoint& p : r.points)
-    points.push_back(
-        {{"threads", p.threads}, {"gflops", p.gflops}, {"bandwidth_gbps", p.bandwidth}});
-  return {{"cpu_model", r.cpu_model},       {"target", r.target}, {"num_cores", r.num_cores},
-          {"measured_at", r.measured_at},   {"quick", r.quick},   {"repetitions", r.repetitions},
-          {"stream_bytes", r.stream_bytes}, {"points", points}};
+    points.push_back({{"threads", p.threads},
+                      {"gflops", p.gflops},
+                      {"bandwidth_gbps", p.bandwidth},
+                      {"l2_bandwidth_gbps", p.l2_bandwidth},
+                      {"l3_bandwidth_gbps", p.l3_bandwidth}});
+  return {{"cpu_model", r.cpu_model},
+          {"target", r.target},
+          {"num_cores", r.num_cores},
+          {"measured_at", r.measured_at},
+          {"quick", r.quick},
+          {"repetitions", r.repetitions},
+          {"stream_bytes", r.stream_bytes},
+          {"l2_bytes", r.l2_bytes},
+          {"l3_bytes", r.l3_bytes},
+          {"points", points}};
 }
 
 // Field `name` of `j` as T; throws IOError naming the file, key and field when missing or
@@ -193,6 +216,17 @@ Roofline from_json(const json& j, const std::string& path, const std::string& ke
   r.quick = field<bool>(j, "quick", path, key);
   r.repetitions = field<int>(j, "repetitions", path, key);
   r.stream_bytes = field<int64_t>(j, "stream_bytes", path, key);
+  // The cache figures: absent from an entry of an older tern (has_cache_figures() is
+  // false then); present, all of them, in a newer one.
+  const bool cache_figures = j.contains("l2_bytes");
+  if (cache_figures) {
+    r.l2_bytes = field<int64_t>(j, "l2_bytes", path, key);
+    r.l3_bytes = field<int64_t>(j, "l3_bytes", path, key);
+    TERN_CHECK(r.l2_bytes > 0 && r.l3_bytes >= 0, IOError,
+               "roofline cache '{}': entry '{}': l2_bytes must be positive and l3_bytes at least "
+               "0 (got {} and {})",
+               path, key, r.l2_bytes, r.l3_bytes);
+  }
   auto pts = j.find("points");
   TERN_CHECK(pts != j.end() && pts->is_array(), IOError,
              "roofline cache '{}': entry '{}' has no array 'points'", path, key);
@@ -205,13 +239,19 @@ Roofline from_json(const json& j, const std::string& path, const std::string& ke
     point.threads = field<int>(p, "threads", path, key);
     point.gflops = field<double>(p, "gflops", path, key);
     point.bandwidth = field<double>(p, "bandwidth_gbps", path, key);
+    if (cache_figures) {
+      point.l2_bandwidth = field<double>(p, "l2_bandwidth_gbps", path, key);
+      point.l3_bandwidth = field<double>(p, "l3_bandwidth_gbps", path, key);
+    }
     TERN_CHECK(point.threads == static_cast<int>(r.points.size()) + 1 && point.gflops > 0 &&
-                   point.bandwidth > 0,
+                   point.bandwidth > 0 &&
+                   (!cache_figures || (point.l2_bandwidth > 0 && point.l3_bandwidth > 0)),
                IOError,
                "roofline cache '{}': entry '{}': point {} must have threads = {} and positive "
-               "gflops and bandwidth_gbps (got threads {}, {} GFLOP/s, {} GB/s)",
+               "gflops, bandwidth_gbps, l2_bandwidth_gbps and l3_bandwidth_gbps (got threads {}, "
+               "{} GFLOP/s, {}, {} and {} GB/s)",
                path, key, r.points.size(), r.points.size() + 1, point.threads, point.gflops,
-               point.bandwidth);
+               point.bandwidth, point.l2_bandwidth, point.l3_bandwidth);
     r.points.push_back(point);
   }
   return r;
@@ -231,9 +271,62 @@ const RooflinePoint& Roofline::at(int threads) const {
   return points[i];
 }
 
-double Roofline::bound_gflops(double flop_per_byte, int threads) const {
+bool Roofline::has_cache_figures() const {
+  if (l2_bytes <= 0 || points.empty()) return false;
+  for (const RooflinePoint& p : points)
+    if (p.l2_bandwidth <= 0 || p.l3_bandwidth <= 0) return false;
+  return true;
+}
+
+const char* memory_level_name(MemoryLevel level) {
+  switch (level) {
+    case MemoryLevel::kL2:
+      return "L2";
+    case MemoryLevel::kL3:
+      return "L3";
+    case MemoryLevel::kDram:
+      break;
+  }
+  return "DRAM";
+}
+
+// Threads clamped to 1..num_cores, as at() does.
+static int64_t clamp_threads(int threads, int num_cores) {
+  return std::clamp(threads, 1, std::max(num_cores, 1));
+}
+
+int64_t Roofline::l2_set_bytes(int threads) const {
+  return l2_bytes / 2 * clamp_threads(threads, num_cores);
+}
+
+int64_t Roofline::l3_set_bytes(int threads) const {
+  const int64_t set = 8 * l2_bytes * clamp_threads(threads, num_cores);
+  return l3_bytes > 0 ? std::min(set, l3_bytes / 2) : set;
+}
+
+MemoryLevel Roofline::memory_level(int64_t bytes, int threads) const {
   const RooflinePoint& p = at(threads);
-  return std::min(p.gflops, flop_per_byte * p.bandwidth);
+  if (bytes <= 0 || !has_cache_figures()) return MemoryLevel::kDram;
+  if (bytes <= l2_bytes * p.threads) return MemoryLevel::kL2;
+  if (bytes <= l3_set_bytes(threads)) return MemoryLevel::kL3;
+  return MemoryLevel::kDram;
+}
+
+double Roofline::bandwidth_gbps(int64_t bytes, int threads) const {
+  const RooflinePoint& p = at(threads);
+  switch (memory_level(bytes, threads)) {
+    case MemoryLevel::kL2:
+      return p.l2_bandwidth;
+    case MemoryLevel::kL3:
+      return p.l3_bandwidth;
+    case MemoryLevel::kDram:
+      break;
+  }
+  return p.bandwidth;
+}
+
+double Roofline::bound_gflops(double flop_per_byte, int threads, int64_t bytes) const {
+  return std::min(at(threads).gflops, flop_per_byte * bandwidth_gbps(bytes, threads));
 }
 
 Roofline measure_roofline(const RooflineOptions& options) {
@@ -246,6 +339,8 @@ Roofline measure_roofline(const RooflineOptions& options) {
   r.quick = options.quick;
   r.repetitions = options.repetitions > 0 ? options.repetitions : options.quick ? 3 : 7;
   r.stream_bytes = options.quick ? int64_t{32} << 20 : int64_t{256} << 20;
+  r.l2_bytes = l2_cache_bytes();
+  r.l3_bytes = l3_cache_bytes();
 
   // FMA: double the iterations until one single-thread run takes the target time, then
   // use that count for every thread count (each thread does the same work).
@@ -261,8 +356,9 @@ Roofline measure_roofline(const RooflineOptions& options) {
   }
 
   // Triad arrays, first touched by the threads that stream them (the 1-thread runs then
-  // read pages touched by all threads: no NUMA effect on one socket).
-  const int64_t n = r.stream_bytes / 12;
+  // read pages touched by all threads: no NUMA effect on one socket). The L2 and L3
+  // triads take the first n floats of each (as large as the largest cache set).
+  const int64_t n = std::max(r.stream_bytes, r.l3_set_bytes(r.num_cores)) / 12;
   hwy::AlignedFreeUniquePtr<float[]> a = hwy::AllocateAligned<float>(n);
   hwy::AlignedFreeUniquePtr<float[]> b = hwy::AllocateAligned<float>(n);
   hwy::AlignedFreeUniquePtr<float[]> c = hwy::AllocateAligned<float>(n);
@@ -278,15 +374,23 @@ Roofline measure_roofline(const RooflineOptions& options) {
   for (int t = 1; t <= r.num_cores; ++t) {
     RooflinePoint p;
     p.threads = t;
-    std::vector<double> flops, bw;
+    std::vector<double> flops;
     fma_gflops(t, iterations / 4 + 1, lanes, &sink);  // warm-up: wake the threads
     for (int k = 0; k < r.repetitions; ++k)
       flops.push_back(fma_gflops(t, iterations, lanes, &sink));
-    triad_gbps(t, a.get(), b.get(), c.get(), n);  // warm-up
-    for (int k = 0; k < r.repetitions; ++k)
-      bw.push_back(triad_gbps(t, a.get(), b.get(), c.get(), n));
     p.gflops = median(flops);
-    p.bandwidth = median(bw);
+    p.bandwidth =
+        median_triad_gbps(t, a.get(), b.get(), c.get(), r.stream_bytes / 12, 1, r.repetitions);
+    // The cache sets: as many passes as stream the DRAM triad's bytes (a quarter in quick
+    // mode), so that each run lasts about as long.
+    for (const bool l2 : {true, false}) {
+      const int64_t set = l2 ? r.l2_set_bytes(t) : r.l3_set_bytes(t);
+      const int64_t passes = std::max<int64_t>(
+          1, r.stream_bytes / (options.quick ? 4 : 1) / std::max<int64_t>(set, 1));
+      const double gbps =
+          median_triad_gbps(t, a.get(), b.get(), c.get(), set / 12, passes, r.repetitions);
+      (l2 ? p.l2_bandwidth : p.l3_bandwidth) = gbps;
+    }
     r.points.push_back(p);
   }
   g_roofline_sink = sink;  // the FMA results stay observable
@@ -326,7 +430,8 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
   if (!src.cache_path.empty()) {
     try {
       have_cached = read_roofline_cache(src.cache_path, key, &cached);
-      if (have_cached && !options.force) {
+      // An entry of an older tern has no cache bandwidths: measured again (below).
+      if (have_cached && !options.force && cached.has_cache_figures()) {
         src.from_cache = true;
         return cached;
       }
@@ -335,7 +440,34 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
     }
   }
   Roofline r = measure_roofline(options);
-  if (have_cached && r.quick == cached.quick) {
+  if (have_cached && r.quick == cached.quick && !cached.has_cache_figures()) {
+    // An older tern's entry (no cache bandwidths): the new one has the cache bandwidths
+    // measured now, and each of its peak and DRAM figures far below the cached one (a busy
+    // machine, as below) takes the cached one instead.
+    std::vector<std::string> kept;
+    for (size_t i = 0; i < r.points.size() && i < cached.points.size(); ++i) {
+      RooflinePoint &now = r.points[i], &before = cached.points[i];
+      if (now.gflops < kRooflineDropFraction * before.gflops) {
+        kept.push_back(fmt::format("the peak at {} thread{} ({:.1f} GFLOP/s against {:.1f} now)",
+                                   now.threads, now.threads == 1 ? "" : "s", before.gflops,
+                                   now.gflops));
+        now.gflops = before.gflops;
+      }
+      if (now.bandwidth < kRooflineDropFraction * before.bandwidth) {
+        kept.push_back(
+            fmt::format("the DRAM bandwidth at {} thread{} ({:.1f} GB/s against {:.1f} now)",
+                        now.threads, now.threads == 1 ? "" : "s", before.bandwidth, now.bandwidth));
+        now.bandwidth = before.bandwidth;
+      }
+    }
+    if (!kept.empty()) {
+      src.warning += fmt::format(
+          "{}kept figures an older tern cached (measured {}) that are far above those measured "
+          "now: {}; is the machine busy? (delete {} to replace them)",
+          src.warning.empty() ? "" : "; ", cached.measured_at, fmt::join(kept, ", "),
+          src.cache_path);
+    }
+  } else if (have_cached && r.quick == cached.quick) {
     // A figure far below the cached one (measured the same way: quick figures are rough)
     // means a busy machine, not a slower one: keep the cached figures (a slow-phase measurement in
     // a shared VM read 95 GFLOP/s against 173, and every later --per-layer and conv_bench

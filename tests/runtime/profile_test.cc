@@ -162,9 +162,33 @@ TEST(LayerStats, FiguresAgainstTheRoofline) {
   EXPECT_DOUBLE_EQ(s.intensity, 2.0);
   EXPECT_DOUBLE_EQ(s.bound_gflops, 20.0);
   EXPECT_DOUBLE_EQ(s.roofline_pct, 10.0);
+  EXPECT_EQ(s.bound, "DRAM");  // no cache figures: DRAM for every size
   const LayerStats none = layer_stats(0, 1000, 1.0, &r, 1);  // no FLOP: no bound
   EXPECT_EQ(none.gflops, 0);
   EXPECT_EQ(none.roofline_pct, 0);
+  EXPECT_EQ(none.bound, "");
+  EXPECT_EQ(layer_stats(1, 1, 1.0, nullptr, 1).bound, "");  // no roofline
+
+  // With cache figures, the bandwidth of the level the bytes fit in: 1 MB of L2, an L3 set
+  // of 8 MB (8 L2 caches), L2 40 GB/s and L3 25 GB/s.
+  r.l2_bytes = 1000000;
+  r.points[0].l2_bandwidth = 40.0;
+  r.points[0].l3_bandwidth = 25.0;
+  struct Case {
+    int64_t bytes;
+    double bound;
+    const char* name;
+  };
+  // 2 FLOP/byte: min(100, 2 * GB/s); 100 FLOP/byte: the peak whatever the level.
+  for (const Case& c :
+       {Case{1000000, 80.0, "L2"}, Case{1000001, 50.0, "L3"}, Case{8000001, 20.0, "DRAM"}}) {
+    const LayerStats t = layer_stats(c.bytes, c.bytes, 1000.0, &r, 1);
+    EXPECT_DOUBLE_EQ(t.bound_gflops, c.bound) << c.bytes;
+    EXPECT_EQ(t.bound, c.name) << c.bytes;
+    const LayerStats dense = layer_stats(50 * c.bytes, c.bytes, 1000.0, &r, 1);
+    EXPECT_DOUBLE_EQ(dense.bound_gflops, 100.0) << c.bytes;
+    EXPECT_EQ(dense.bound, "FMA") << c.bytes;
+  }
 }
 
 TEST_F(ProfileTest, ChromeTraceParsesBackWithEveryStep) {

@@ -29,7 +29,11 @@ Roofline fake_roofline(double gflops_per_thread, int cores = 2) {
   r.quick = true;
   r.repetitions = 3;
   r.stream_bytes = 1 << 20;
-  for (int t = 1; t <= cores; ++t) r.points.push_back({t, gflops_per_thread * t, 10.0 * t});
+  r.l2_bytes = 1000;
+  r.l3_bytes = 64000;
+  // DRAM 10, L3 30 and L2 50 GB/s per thread.
+  for (int t = 1; t <= cores; ++t)
+    r.points.push_back({t, gflops_per_thread * t, 10.0 * t, 50.0 * t, 30.0 * t});
   return r;
 }
 
@@ -67,6 +71,53 @@ TEST(Roofline, BoundIsTheLowerRoof) {
   EXPECT_THROW(Roofline().at(1), InvalidArgument);
 }
 
+// The bandwidth is that of the level a layer's bytes fit in: the threads' L2 caches
+// (1000 bytes each), the L3 set (8 L2 caches per thread, at most half the L3), else DRAM;
+// DRAM also for unknown bytes (0) and for an entry without cache figures.
+TEST(Roofline, BandwidthOfTheLevelTheBytesFitIn) {
+  Roofline r = fake_roofline(100.0);
+  EXPECT_TRUE(r.has_cache_figures());
+  EXPECT_EQ(r.l2_set_bytes(1), 500);
+  EXPECT_EQ(r.l2_set_bytes(2), 1000);
+  EXPECT_EQ(r.l2_set_bytes(7), 1000);  // clamped to the cores
+  EXPECT_EQ(r.l3_set_bytes(1), 8000);
+  EXPECT_EQ(r.l3_set_bytes(2), 16000);
+  struct Case {
+    int64_t bytes;
+    int threads;
+    MemoryLevel level;
+    double gbps;
+  };
+  for (const Case& c :
+       {Case{1, 1, MemoryLevel::kL2, 50}, Case{1000, 1, MemoryLevel::kL2, 50},
+        Case{1001, 1, MemoryLevel::kL3, 30}, Case{2000, 2, MemoryLevel::kL2, 100},
+        Case{8000, 1, MemoryLevel::kL3, 30}, Case{8001, 1, MemoryLevel::kDram, 10},
+        Case{16000, 2, MemoryLevel::kL3, 60}, Case{16001, 2, MemoryLevel::kDram, 20},
+        Case{0, 1, MemoryLevel::kDram, 10}, Case{-5, 2, MemoryLevel::kDram, 20}}) {
+    EXPECT_EQ(r.memory_level(c.bytes, c.threads), c.level) << c.bytes << " bytes";
+    EXPECT_DOUBLE_EQ(r.bandwidth_gbps(c.bytes, c.threads), c.gbps) << c.bytes << " bytes";
+  }
+  EXPECT_STREQ(memory_level_name(MemoryLevel::kL2), "L2");
+  EXPECT_STREQ(memory_level_name(MemoryLevel::kL3), "L3");
+  EXPECT_STREQ(memory_level_name(MemoryLevel::kDram), "DRAM");
+  // 2 FLOP/B from L2 at 1 thread: min(100, 2 * 50); from DRAM: 2 * 10.
+  EXPECT_DOUBLE_EQ(r.bound_gflops(2.0, 1, 600), 100.0);
+  EXPECT_DOUBLE_EQ(r.bound_gflops(1.0, 1, 600), 50.0);
+  EXPECT_DOUBLE_EQ(r.bound_gflops(1.0, 1, 5000), 30.0);
+  EXPECT_DOUBLE_EQ(r.bound_gflops(1.0, 1, 100000), 10.0);
+  // The L3 set stops at half the L3 the OS reports.
+  r.l3_bytes = 10000;
+  EXPECT_EQ(r.l3_set_bytes(2), 5000);
+  EXPECT_EQ(r.memory_level(5001, 2), MemoryLevel::kDram);
+  r.l3_bytes = 0;  // none reported: 8 L2 caches per thread
+  EXPECT_EQ(r.l3_set_bytes(2), 16000);
+  // Without cache figures (an older tern's entry), DRAM for every size.
+  r.points[1].l3_bandwidth = 0;
+  EXPECT_FALSE(r.has_cache_figures());
+  EXPECT_EQ(r.memory_level(100, 1), MemoryLevel::kDram);
+  EXPECT_DOUBLE_EQ(r.bound_gflops(1.0, 1, 100), 10.0);
+}
+
 TEST(RooflineCache, WriteThenReadGivesTheSameFigures) {
   test::ScratchDir dir("roofline");
   const std::string path = dir.file("sub/dir/roofline.json");  // folders are created
@@ -81,12 +132,17 @@ TEST(RooflineCache, WriteThenReadGivesTheSameFigures) {
   EXPECT_EQ(out.quick, in.quick);
   EXPECT_EQ(out.repetitions, in.repetitions);
   EXPECT_EQ(out.stream_bytes, in.stream_bytes);
+  EXPECT_EQ(out.l2_bytes, in.l2_bytes);
+  EXPECT_EQ(out.l3_bytes, in.l3_bytes);
   ASSERT_EQ(out.points.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(out.points[i].threads, in.points[i].threads);
     EXPECT_DOUBLE_EQ(out.points[i].gflops, in.points[i].gflops);
     EXPECT_DOUBLE_EQ(out.points[i].bandwidth, in.points[i].bandwidth);
+    EXPECT_DOUBLE_EQ(out.points[i].l2_bandwidth, in.points[i].l2_bandwidth);
+    EXPECT_DOUBLE_EQ(out.points[i].l3_bandwidth, in.points[i].l3_bandwidth);
   }
+  EXPECT_TRUE(out.has_cache_figures());
 }
 
 TEST(RooflineCache, EntriesAreKeptPerKey) {
@@ -122,29 +178,40 @@ TEST(RooflineCache, CorruptFileIsAnIOErrorNamingIt) {
   test::ScratchDir dir("roofline");
   const std::string path = dir.file("roofline.json");
   Roofline out;
-  const std::string good_entry =
-      nlohmann::json{
-          {"version", 1},
-          {"entries",
-           {{"k",
-             {{"cpu_model", "x"},
-              {"target", "AVX2"},
-              {"num_cores", 1},
-              {"measured_at", "t"},
-              {"quick", false},
-              {"repetitions", 3},
-              {"stream_bytes", 100},
-              {"points", {{{"threads", 1}, {"gflops", 1.0}, {"bandwidth_gbps", 2.0}}}}}}}}}
-          .dump();
+  const std::string good_entry = nlohmann::json{{"version", 1},
+                                                {"entries",
+                                                 {{"k",
+                                                   {{"cpu_model", "x"},
+                                                    {"target", "AVX2"},
+                                                    {"num_cores", 1},
+                                                    {"measured_at", "t"},
+                                                    {"quick", false},
+                                                    {"repetitions", 3},
+                                                    {"stream_bytes", 100},
+                                                    {"l2_bytes", 1000},
+                                                    {"l3_bytes", 0},
+                                                    {"points",
+                                                     {{{"threads", 1},
+                                                       {"gflops", 1.0},
+                                                       {"bandwidth_gbps", 2.0},
+                                                       {"l2_bandwidth_gbps", 7.0},
+                                                       {"l3_bandwidth_gbps", 5.0}}}}}}}}}
+                                     .dump();
   test::write_bytes(path, good_entry);
   ASSERT_TRUE(read_roofline_cache(path, "k", &out));  // the base case is fine
+  EXPECT_TRUE(out.has_cache_figures());
   struct Case {
     std::string text, message;
   };
-  std::string mistyped = good_entry, missing = good_entry, negative = good_entry;
+  std::string mistyped = good_entry, missing = good_entry, negative = good_entry,
+              no_l3 = good_entry, negative_l2 = good_entry, zero_l2_bytes = good_entry;
   mistyped.replace(mistyped.find("\"AVX2\""), 6, "7");
   missing.replace(missing.find("\"quick\""), 7, "\"quack\"");
   negative.replace(negative.find("2.0"), 3, "-2.0");
+  // With l2_bytes, every cache figure must be there and positive.
+  no_l3.replace(no_l3.find("\"l3_bandwidth_gbps\""), 19, "\"l4_bandwidth_gbps\"");
+  negative_l2.replace(negative_l2.find("7.0"), 3, "-7.0");
+  zero_l2_bytes.replace(zero_l2_bytes.find("1000"), 4, "0");
   for (const Case& c :
        {Case{"{\"version\": 1, \"entries\": {", "not valid JSON"}, Case{"", "not valid JSON"},
         Case{"[1, 2]", "\"version\": 1"},
@@ -152,7 +219,10 @@ TEST(RooflineCache, CorruptFileIsAnIOErrorNamingIt) {
         Case{"{\"version\": \"1\", \"entries\": {}}", "\"version\": 1"},
         Case{"{\"version\": 1, \"entries\": []}", "\"version\": 1"},
         Case{mistyped, "field 'target' has the wrong type"}, Case{missing, "has no field 'quick'"},
-        Case{negative, "positive gflops and bandwidth_gbps"}}) {
+        Case{negative, "positive gflops, bandwidth_gbps"},
+        Case{no_l3, "no field 'l3_bandwidth_gbps'"},
+        Case{negative_l2, "l2_bandwidth_gbps and l3_bandwidth_gbps"},
+        Case{zero_l2_bytes, "l2_bytes must be positive"}}) {
     test::write_bytes(path, c.text);
     try {
       read_roofline_cache(path, "k", &out);
@@ -162,6 +232,58 @@ TEST(RooflineCache, CorruptFileIsAnIOErrorNamingIt) {
       EXPECT_THAT(e.what(), HasSubstr(c.message)) << c.text;
     }
   }
+}
+
+// An entry an older tern wrote has no cache figures: read as such (not corrupt); the
+// next load measures them, and keeps its peak and DRAM figures where those measured now
+// are far below them (a busy machine), with a warning.
+TEST(RooflineCache, OlderEntryWithoutCacheFiguresIsMeasuredAgain) {
+  test::ScratchDir dir("roofline");
+  RooflineOptions options;
+  options.quick = true;
+  options.cache_path = dir.file("roofline.json");
+  const Roofline fake = fake_roofline(98765.0);
+  nlohmann::json points = nlohmann::json::array();
+  for (const RooflinePoint& p : fake.points)
+    points.push_back(
+        {{"threads", p.threads}, {"gflops", p.gflops}, {"bandwidth_gbps", p.bandwidth}});
+  const nlohmann::json file = {{"version", 1},
+                               {"entries",
+                                {{roofline_cache_key(),
+                                  {{"cpu_model", fake.cpu_model},
+                                   {"target", fake.target},
+                                   {"num_cores", fake.num_cores},
+                                   {"measured_at", fake.measured_at},
+                                   {"quick", true},
+                                   {"repetitions", 3},
+                                   {"stream_bytes", fake.stream_bytes},
+                                   {"points", points}}}}}};
+  test::write_bytes(options.cache_path, file.dump());
+  Roofline old;
+  ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &old));
+  EXPECT_FALSE(old.has_cache_figures());
+  EXPECT_EQ(old.l2_bytes, 0);
+  EXPECT_DOUBLE_EQ(old.points[0].gflops, 98765.0);
+  EXPECT_DOUBLE_EQ(old.points[0].l2_bandwidth, 0.0);
+
+  RooflineSource source;
+  const Roofline r = load_or_measure_roofline(options, &source);  // not forced
+  EXPECT_FALSE(source.from_cache);
+  EXPECT_TRUE(r.has_cache_figures());
+  // The peak measured now is far below the fake one, which stays; the DRAM bandwidth
+  // measured now (10 GB/s cached per thread) may or may not be.
+  EXPECT_DOUBLE_EQ(r.points[0].gflops, 98765.0);
+  EXPECT_THAT(source.warning, HasSubstr("kept figures an older tern cached"));
+  EXPECT_THAT(source.warning, HasSubstr("the peak at 1 thread (98765.0 GFLOP/s against"));
+  Roofline stored;
+  ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
+  EXPECT_TRUE(stored.has_cache_figures());
+  EXPECT_DOUBLE_EQ(stored.points[0].gflops, 98765.0);
+  EXPECT_DOUBLE_EQ(stored.points[0].l2_bandwidth, r.points[0].l2_bandwidth);
+  // Now it is read from the cache.
+  load_or_measure_roofline(options, &source);
+  EXPECT_TRUE(source.from_cache);
+  EXPECT_TRUE(source.warning.empty());
 }
 
 TEST(RooflineCache, PathFollowsXdgCacheHomeThenHome) {
@@ -261,7 +383,14 @@ TEST(RooflineMeasure, QuickMeasurementCoversEveryThreadCount) {
     EXPECT_LT(p.gflops, 1e6);
     EXPECT_GT(p.bandwidth, 0.01);
     EXPECT_LT(p.bandwidth, 1e5);
+    EXPECT_GT(p.l2_bandwidth, 0.01);
+    EXPECT_LT(p.l2_bandwidth, 1e5);
+    EXPECT_GT(p.l3_bandwidth, 0.01);
+    EXPECT_LT(p.l3_bandwidth, 1e5);
   }
+  EXPECT_GT(r.l2_bytes, 0);
+  EXPECT_GE(r.l3_bytes, 0);
+  EXPECT_TRUE(r.has_cache_figures());
 }
 
 }  // namespace

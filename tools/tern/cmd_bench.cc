@@ -62,7 +62,8 @@ std::string output_shape(const LayerInfo& layer) {
 // The --per-layer table: one row per plan step and a total row.
 void print_layer_table(const Profile& profile, const Roofline& roofline) {
   std::vector<std::vector<std::string>> rows = {{"#", "name", "op", "algorithm", "output", "ms",
-                                                 "GFLOP", "GFLOP/s", "MB", "FLOP/B", "%roof"}};
+                                                 "GFLOP", "GFLOP/s", "MB", "FLOP/B", "%roof",
+                                                 "roof"}};
   const auto row = [&](const std::string& index, const std::string& name, const std::string& op,
                        const std::string& algorithm, const std::string& shape, int64_t macs,
                        int64_t bytes, double ms) {
@@ -73,7 +74,8 @@ void print_layer_table(const Profile& profile, const Roofline& roofline) {
                     flop ? fmt::format("{:.2f}", s.gflops) : "-",
                     fmt::format("{:.2f}", static_cast<double>(bytes) / 1e6),
                     flop && bytes > 0 ? fmt::format("{:.2f}", s.intensity) : "-",
-                    s.bound_gflops > 0 ? fmt::format("{:.1f}", s.roofline_pct) : "-"});
+                    s.bound_gflops > 0 ? fmt::format("{:.1f}", s.roofline_pct) : "-",
+                    s.bound.empty() ? "-" : s.bound});
   };
   int64_t macs = 0, bytes = 0;
   double ms = 0;
@@ -92,7 +94,7 @@ void print_layer_table(const Profile& profile, const Roofline& roofline) {
   for (size_t k = 0; k < rows.size(); ++k) {
     std::string line;
     for (size_t c = 0; c < rows[k].size(); ++c) {
-      const bool text = c >= 1 && c <= 4;  // left-aligned columns
+      const bool text = (c >= 1 && c <= 4) || c == 11;  // left-aligned columns
       line += text ? fmt::format("{:<{}}", rows[k][c], width[c])
                    : fmt::format("{:>{}}", rows[k][c], width[c]);
       line += c + 1 < rows[k].size() ? "  " : "";
@@ -120,9 +122,12 @@ void profile_layers(const BenchOptions& opt, Session& session,
     if (roofline.quick) from = fmt::format("{}, quick mode", from);
     fmt::print(
         "\nper layer: medians of {} profiled runs; MB = 1e6 bytes of inputs, weights and "
-        "outputs; %roof = GFLOP/s / min({:.1f} GFLOP/s, FLOP/B x {:.1f} GB/s) at {} thread{} "
-        "(roofline {})\n",
-        opt.runs, p.gflops, p.bandwidth, p.threads, p.threads == 1 ? "" : "s", from);
+        "outputs; %roof = GFLOP/s / min({:.1f} GFLOP/s, FLOP/B x the bandwidth of the level "
+        "the MB fit in: L2 up to {:.2f} MB {:.1f} GB/s, L3 up to {:.2f} MB {:.1f} GB/s, DRAM "
+        "{:.1f} GB/s) at {} thread{}, roof = the ceiling that bounds the layer (roofline {})\n",
+        opt.runs, p.gflops, static_cast<double>(roofline.l2_bytes * p.threads) / 1e6,
+        p.l2_bandwidth, static_cast<double>(roofline.l3_set_bytes(p.threads)) / 1e6, p.l3_bandwidth,
+        p.bandwidth, p.threads, p.threads == 1 ? "" : "s", from);
     print_layer_table(profile, roofline);
   }
   if (!opt.trace.empty()) {

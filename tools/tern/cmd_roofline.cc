@@ -37,12 +37,24 @@ int run_roofline(const RooflineCliOptions& opt) {
     fmt::print("source:  {} {} ({})\n", source.from_cache ? "cached in" : "measured now, cached in",
                source.cache_path, how);
   }
-  fmt::print("{:>7}  {:>12}  {:>14}  {:>15}\n", "threads", "peak GFLOP/s", "triad GB/s",
-             "ridge FLOP/byte");
+  fmt::print("{:>7}  {:>12}  {:>11}  {:>11}  {:>11}  {:>15}\n", "threads", "peak GFLOP/s",
+             "L2 GB/s", "L3 GB/s", "DRAM GB/s", "ridge FLOP/byte");
   for (const RooflinePoint& p : r.points) {
-    fmt::print("{:>7}  {:>12.1f}  {:>14.1f}  {:>15.1f}\n", p.threads, p.gflops, p.bandwidth,
-               p.gflops / p.bandwidth);
+    fmt::print("{:>7}  {:>12.1f}  {:>11.1f}  {:>11.1f}  {:>11.1f}  {:>15.1f}\n", p.threads,
+               p.gflops, p.l2_bandwidth, p.l3_bandwidth, p.bandwidth, p.gflops / p.bandwidth);
   }
+  const int t = static_cast<int>(r.points.size());
+  fmt::print(
+      "GB/s of a streaming triad (12 bytes per element) over: L2 {:.2f} MB (half of each "
+      "thread's {:.2f} MB L2), L3 {:.2f} MB at 1 thread and {:.2f} MB at {} ({}), DRAM {:.0f} MB; "
+      "ridge = the DRAM ridge point, peak / DRAM GB/s. `tern bench --per-layer` bounds a layer "
+      "by the level its bytes fit in: the threads' L2 caches, the L3 set, or DRAM\n",
+      static_cast<double>(r.l2_set_bytes(1)) / 1e6, static_cast<double>(r.l2_bytes) / 1e6,
+      static_cast<double>(r.l3_set_bytes(1)) / 1e6, static_cast<double>(r.l3_set_bytes(t)) / 1e6, t,
+      r.l3_bytes > 0 ? fmt::format("8 L2 caches per thread, at most half of the {:.1f} MB L3",
+                                   static_cast<double>(r.l3_bytes) / 1e6)
+                     : std::string("8 L2 caches per thread; the OS reports no L3"),
+      static_cast<double>(r.stream_bytes) / 1e6);
   return 0;
 }
 
