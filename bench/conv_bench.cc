@@ -49,6 +49,7 @@ struct Layer {
 };
 
 int g_threads = 1;
+Roofline g_roofline;  // this machine's, cached
 double g_peak_gflops = 0;
 
 // The classes of the FMA-peak target: "1x1" (>= 32 input channels) and "3x3" (>= 64).
@@ -122,7 +123,10 @@ class TargetReporter : public benchmark::BenchmarkReporter {
 // there, and the kernels that keep full vectors for it lower still), and one output pixel, where
 // the layer is a matrix-vector product: each weight vector loaded feeds one FMA, so the cache level
 // the weights come from bounds it (L1 loads one 512-bit vector per cycle on Zen 4, as many as it
-// runs FMAs; L2 fewer).
+// runs FMAs; L2 fewer). Weights larger than L1 come from the level the roofline names for their
+// bytes, whose measured bandwidth bounds the layer at 0.5 FLOP per byte (2 FLOP per 4-byte
+// weight; the input and output vectors are a few KiB): the roofline's bound, given as a
+// share of the peak.
 std::string ceiling(const TargetLayer& t) {
   std::string out;
   const int64_t lanes = simd_float_lanes();
@@ -132,8 +136,16 @@ std::string ceiling(const TargetLayer& t) {
     if (10 * t.m < 9 * taken) out += fmt::format("  [lanes {}/{}]", t.m, taken);
   }
   if (t.pixels == 1) {
-    out += fmt::format("  [1 pixel: {} KiB of weights, one FMA per weight vector]",
-                       (t.c * t.m * t.taps * 4 + 1023) / 1024);
+    const int64_t bytes = t.c * t.m * t.taps * 4;
+    out += fmt::format("  [1 pixel: {} KiB of weights", (bytes + 1023) / 1024);
+    if (bytes <= l1d_cache_bytes()) {
+      out += ", within L1: one FMA per weight vector]";
+    } else {
+      const double gbps = g_roofline.bandwidth_gbps(bytes, g_threads);
+      out += fmt::format(" from {}: at most {:.0f} % (0.5 FLOP/B x {:.1f} GB/s)]",
+                         memory_level_name(g_roofline.memory_level(bytes, g_threads)),
+                         100.0 * 0.5 * gbps / g_peak_gflops, gbps);
+    }
   }
   return out;
 }
@@ -173,7 +185,8 @@ void print_target(const std::map<std::string, double>& roof) {
     fmt::print(
         "  [lanes M/N]: the M output channels take N vector lanes per pixel (a last block of at "
         "most half a vector counted as half); [1 pixel]: a matrix-vector product, bound by "
-        "the cache the weights come from\n");
+        "the cache the weights come from (the roofline's bound at the bandwidth `tern "
+        "roofline` measured for that level)\n");
   }
 }
 
@@ -255,7 +268,8 @@ int register_layers(const std::string& dir) {
 int main(int argc, char** argv) {
   const BenchSetup setup = init_layer_bench(argc, argv);
   g_threads = setup.threads;
-  g_peak_gflops = load_or_measure_roofline().at(g_threads).gflops;
+  g_roofline = load_or_measure_roofline();
+  g_peak_gflops = g_roofline.at(g_threads).gflops;
   benchmark::AddCustomContext("peak GFLOP/s (tern roofline)", fmt::format("{:.1f}", g_peak_gflops));
   if (register_layers(setup.models_dir) == 0) {
     fmt::print(stderr, "no models found in {} (set TERN_MODELS_DIR)\n", setup.models_dir);
