@@ -141,10 +141,10 @@ std::string ceiling(const TargetLayer& t) {
     if (bytes <= l1d_cache_bytes()) {
       out += ", within L1: one FMA per weight vector]";
     } else {
-      const double gbps = g_roofline.bandwidth_gbps(bytes, g_threads);
       out += fmt::format(" from {}: at most {:.0f} % (0.5 FLOP/B x {:.1f} GB/s)]",
                          memory_level_name(g_roofline.memory_level(bytes, g_threads)),
-                         100.0 * 0.5 * gbps / g_peak_gflops, gbps);
+                         100.0 * g_roofline.bound_gflops(0.5, g_threads, bytes) / g_peak_gflops,
+                         g_roofline.bandwidth_gbps(bytes, g_threads));
     }
   }
   return out;

@@ -54,19 +54,26 @@ struct Roofline {
   /// Whether l2_bytes and every point's cache bandwidths are known (not in an entry that
   /// an older tern cached: memory_level() is then always DRAM).
   bool has_cache_figures() const;
-  /// Bytes of the L2 triad's three arrays together at `threads` (clamped like at()):
-  /// half of each thread's L2.
+  /// `threads` clamped to 1..the points (1..num_cores before there are any), as at() does.
+  int clamped_threads(int threads) const;
+  /// Bytes of the L2 triad's three arrays together at `threads` (clamped_threads): half
+  /// of each thread's L2, so that they stay in it. Each thread is taken to run on a core
+  /// of its own, with its own L2 (num_cores counts logical CPUs: SMT siblings share one).
   int64_t l2_set_bytes(int threads) const;
   /// Bytes of the L3 triad's arrays at `threads`: 8 L2 caches per thread (the L3 slice of
   /// a core is 2 to 4 MiB on current x86 servers, shared with other tenants on a cloud
-  /// VM), at most half of the L3 when the OS reports one.
+  /// VM), at most half of the L3 when the OS reports one but at least 2 L2 caches per
+  /// thread (past the L2s, so that the figure is not L2's), and at most
+  /// kRooflineMaxL3SetBytes (with more, L3 never bounds a layer: L2 does up to the L2s).
   int64_t l3_set_bytes(int threads) const;
   /// The level a layer moving `bytes` bytes (inputs, weights and outputs) on `threads`
-  /// threads is bound by: L2 when they fit the threads' L2 caches (l2_bytes each), L3 up
+  /// threads is bound by: L2 when they fit the threads' L2 caches (l2_bytes each: a layer
+  /// whose bytes fit stays there, whereas the triad that measures it fills half), L3 up
   /// to l3_set_bytes(threads), else DRAM (also when bytes <= 0, unknown, or the roofline
   /// has no cache figures).
   MemoryLevel memory_level(int64_t bytes, int threads) const;
-  /// That level's bandwidth at `threads`, GB/s.
+  /// That level's bandwidth at `threads`, GB/s; a cache level never below the levels
+  /// beyond it (figures measured at different times may say otherwise).
   double bandwidth_gbps(int64_t bytes, int threads) const;
   /// The roofline bound in GFLOP/s of a layer with arithmetic intensity `flop_per_byte`
   /// (FLOP per byte moved) over `bytes` bytes on `threads` threads: min(peak, intensity *
@@ -127,16 +134,24 @@ struct RooflineSource {
   std::string warning;
 };
 
-/// A re-measured figure (peak or bandwidth, any thread count) below this fraction of the
-/// cached one keeps the cached figures (load_or_measure_roofline).
+/// A re-measured figure (the peak, or the DRAM, L2 or L3 bandwidth, at any thread count)
+/// below this fraction of the cached one keeps the cached figures (load_or_measure_roofline).
 inline constexpr double kRooflineDropFraction = 0.8;
+
+/// The largest L3 triad set (Roofline::l3_set_bytes): 64 MiB, which bounds the buffers
+/// and the time of a measurement on machines with many cores and no L3 reported.
+inline constexpr int64_t kRooflineMaxL3SetBytes = int64_t{64} << 20;
 
 /// This machine's roofline: the cached entry for roofline_cache_key() if there is one
 /// (and not options.force), else measured now and written to the cache. With
 /// options.force, a measurement with a figure below kRooflineDropFraction of the cached
 /// entry's (a busy machine; only against an entry measured in the same mode, quick or
 /// not) is not written: the cached figures are returned (source->from_cache) and
-/// `source->warning` names the figure and the file to delete to replace them. A corrupt
+/// `source->warning` names the figure and the file to delete to replace them. An entry
+/// an older tern wrote (no cache figures: has_cache_figures() is false) is measured again
+/// even without options.force; the new entry keeps each of its peak and DRAM figures that
+/// the new measurement falls far below (with a warning), and a quick measurement leaves
+/// an older full one as it is (returned, DRAM bounding every layer). A corrupt
 /// cache file is not an error here: the cache is derived data, so it is re-measured and
 /// replaced, and `source->warning` says so (as it does when the cache cannot be written).
 /// Throws only what measure_roofline() throws.

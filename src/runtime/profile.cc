@@ -16,9 +16,11 @@ LayerStats layer_stats(int64_t macs, int64_t bytes, double ms, const Roofline* r
   if (bytes > 0) s.intensity = flop / static_cast<double>(bytes);
   if (roofline && !roofline->points.empty() && flop > 0) {
     s.bound_gflops = roofline->bound_gflops(s.intensity, threads, bytes);
-    s.bound = s.bound_gflops < roofline->at(threads).gflops
-                  ? memory_level_name(roofline->memory_level(bytes, threads))
-                  : "FMA";
+    if (s.bound_gflops > 0) {  // 0 when bytes is unknown (0): no intensity
+      s.bound = s.bound_gflops < roofline->at(threads).gflops
+                    ? memory_level_name(roofline->memory_level(bytes, threads))
+                    : "FMA";
+    }
   }
   if (s.bound_gflops > 0) s.roofline_pct = 100.0 * s.gflops / s.bound_gflops;
   return s;

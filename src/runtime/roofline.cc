@@ -290,35 +290,39 @@ const char* memory_level_name(MemoryLevel level) {
   return "DRAM";
 }
 
-// Threads clamped to 1..num_cores, as at() does.
-static int64_t clamp_threads(int threads, int num_cores) {
-  return std::clamp(threads, 1, std::max(num_cores, 1));
+int Roofline::clamped_threads(int threads) const {
+  const int most = points.empty() ? num_cores : static_cast<int>(points.size());
+  return std::clamp(threads, 1, std::max(most, 1));
 }
 
 int64_t Roofline::l2_set_bytes(int threads) const {
-  return l2_bytes / 2 * clamp_threads(threads, num_cores);
+  return l2_bytes / 2 * clamped_threads(threads);
 }
 
 int64_t Roofline::l3_set_bytes(int threads) const {
-  const int64_t set = 8 * l2_bytes * clamp_threads(threads, num_cores);
-  return l3_bytes > 0 ? std::min(set, l3_bytes / 2) : set;
+  const int64_t l2_total = l2_bytes * clamped_threads(threads);
+  int64_t set = 8 * l2_total;
+  if (l3_bytes > 0) set = std::min(set, l3_bytes / 2);
+  return std::min(std::max(set, 2 * l2_total), kRooflineMaxL3SetBytes);
 }
 
 MemoryLevel Roofline::memory_level(int64_t bytes, int threads) const {
-  const RooflinePoint& p = at(threads);
   if (bytes <= 0 || !has_cache_figures()) return MemoryLevel::kDram;
-  if (bytes <= l2_bytes * p.threads) return MemoryLevel::kL2;
+  if (bytes <= l2_bytes * clamped_threads(threads)) return MemoryLevel::kL2;
   if (bytes <= l3_set_bytes(threads)) return MemoryLevel::kL3;
   return MemoryLevel::kDram;
 }
 
 double Roofline::bandwidth_gbps(int64_t bytes, int threads) const {
   const RooflinePoint& p = at(threads);
+  // A level is never slower than the ones beyond it (figures measured at different
+  // times, one of them on a busy machine, may say otherwise).
+  const double l3 = std::max(p.l3_bandwidth, p.bandwidth);
   switch (memory_level(bytes, threads)) {
     case MemoryLevel::kL2:
-      return p.l2_bandwidth;
+      return std::max(p.l2_bandwidth, l3);
     case MemoryLevel::kL3:
-      return p.l3_bandwidth;
+      return l3;
     case MemoryLevel::kDram:
       break;
   }
@@ -358,7 +362,8 @@ Roofline measure_roofline(const RooflineOptions& options) {
   // Triad arrays, first touched by the threads that stream them (the 1-thread runs then
   // read pages touched by all threads: no NUMA effect on one socket). The L2 and L3
   // triads take the first n floats of each (as large as the largest cache set).
-  const int64_t n = std::max(r.stream_bytes, r.l3_set_bytes(r.num_cores)) / 12;
+  const int64_t n =
+      std::max({r.stream_bytes, r.l2_set_bytes(r.num_cores), r.l3_set_bytes(r.num_cores)}) / 12;
   hwy::AlignedFreeUniquePtr<float[]> a = hwy::AllocateAligned<float>(n);
   hwy::AlignedFreeUniquePtr<float[]> b = hwy::AllocateAligned<float>(n);
   hwy::AlignedFreeUniquePtr<float[]> c = hwy::AllocateAligned<float>(n);
@@ -440,6 +445,12 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
     }
   }
   Roofline r = measure_roofline(options);
+  if (have_cached && !cached.has_cache_figures() && r.quick && !cached.quick) {
+    // An older tern's full measurement against a quick one: the careful figures stay,
+    // without cache bandwidths (DRAM bounds every layer, as before), and are not replaced.
+    src.from_cache = true;
+    return cached;
+  }
   if (have_cached && r.quick == cached.quick && !cached.has_cache_figures()) {
     // An older tern's entry (no cache bandwidths): the new one has the cache bandwidths
     // measured now, and each of its peak and DRAM figures far below the cached one (a busy
@@ -447,23 +458,24 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
     std::vector<std::string> kept;
     for (size_t i = 0; i < r.points.size() && i < cached.points.size(); ++i) {
       RooflinePoint &now = r.points[i], &before = cached.points[i];
+      const char* s = now.threads == 1 ? "" : "s";
       if (now.gflops < kRooflineDropFraction * before.gflops) {
         kept.push_back(fmt::format("the peak at {} thread{} ({:.1f} GFLOP/s against {:.1f} now)",
-                                   now.threads, now.threads == 1 ? "" : "s", before.gflops,
-                                   now.gflops));
+                                   now.threads, s, before.gflops, now.gflops));
         now.gflops = before.gflops;
       }
       if (now.bandwidth < kRooflineDropFraction * before.bandwidth) {
         kept.push_back(
             fmt::format("the DRAM bandwidth at {} thread{} ({:.1f} GB/s against {:.1f} now)",
-                        now.threads, now.threads == 1 ? "" : "s", before.bandwidth, now.bandwidth));
+                        now.threads, s, before.bandwidth, now.bandwidth));
         now.bandwidth = before.bandwidth;
       }
     }
     if (!kept.empty()) {
       src.warning += fmt::format(
           "{}kept figures an older tern cached (measured {}) that are far above those measured "
-          "now: {}; is the machine busy? (delete {} to replace them)",
+          "now: {}; is the machine busy? The cache bandwidths measured now may be low too "
+          "(delete {} to measure them all again)",
           src.warning.empty() ? "" : "; ", cached.measured_at, fmt::join(kept, ", "),
           src.cache_path);
     }
@@ -474,19 +486,26 @@ Roofline load_or_measure_roofline(const RooflineOptions& options, RooflineSource
     // percentage used it).
     for (size_t i = 0; i < r.points.size() && i < cached.points.size(); ++i) {
       const RooflinePoint &now = r.points[i], &before = cached.points[i];
-      const char* what = now.gflops < kRooflineDropFraction * before.gflops         ? "peak"
-                         : now.bandwidth < kRooflineDropFraction * before.bandwidth ? "bandwidth"
-                                                                                    : nullptr;
-      if (what == nullptr) continue;
-      src.warning += fmt::format(
-          "{}the {} re-measured at {} thread{} is far below the cached one ({:.1f} GFLOP/s and "
-          "{:.1f} GB/s against {:.1f} and {:.1f}, measured {}): is the machine busy? Kept the "
-          "cached figures (delete {} to replace them)",
-          src.warning.empty() ? "" : "; ", what, now.threads, now.threads == 1 ? "" : "s",
-          now.gflops, now.bandwidth, before.gflops, before.bandwidth, cached.measured_at,
-          src.cache_path);
-      src.from_cache = true;
-      return cached;
+      struct Figure {
+        const char* what;
+        double now, before;
+        const char* unit;
+      };
+      const Figure figures[] = {{"peak", now.gflops, before.gflops, "GFLOP/s"},
+                                {"DRAM bandwidth", now.bandwidth, before.bandwidth, "GB/s"},
+                                {"L2 bandwidth", now.l2_bandwidth, before.l2_bandwidth, "GB/s"},
+                                {"L3 bandwidth", now.l3_bandwidth, before.l3_bandwidth, "GB/s"}};
+      for (const Figure& f : figures) {
+        if (!(f.now < kRooflineDropFraction * f.before)) continue;
+        src.warning += fmt::format(
+            "{}the {} re-measured at {} thread{} is far below the cached one ({:.1f} {} against "
+            "{:.1f}, measured {}): is the machine busy? Kept the cached figures (delete {} to "
+            "replace them)",
+            src.warning.empty() ? "" : "; ", f.what, now.threads, now.threads == 1 ? "" : "s",
+            f.now, f.unit, f.before, cached.measured_at, src.cache_path);
+        src.from_cache = true;
+        return cached;
+      }
     }
   }
   if (!src.cache_path.empty()) {

@@ -168,6 +168,7 @@ TEST(LayerStats, FiguresAgainstTheRoofline) {
   EXPECT_EQ(none.roofline_pct, 0);
   EXPECT_EQ(none.bound, "");
   EXPECT_EQ(layer_stats(1, 1, 1.0, nullptr, 1).bound, "");  // no roofline
+  EXPECT_EQ(layer_stats(1, 0, 1.0, &r, 1).bound, "");       // unknown bytes: no bound
 
   // With cache figures, the bandwidth of the level the bytes fit in: 1 MB of L2, an L3 set
   // of 8 MB (8 L2 caches), L2 40 GB/s and L3 25 GB/s.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "base/cpu.h"
 #include "support/test_env.h"
 #include "tern/status.h"
 
@@ -79,7 +80,7 @@ TEST(Roofline, BandwidthOfTheLevelTheBytesFitIn) {
   EXPECT_TRUE(r.has_cache_figures());
   EXPECT_EQ(r.l2_set_bytes(1), 500);
   EXPECT_EQ(r.l2_set_bytes(2), 1000);
-  EXPECT_EQ(r.l2_set_bytes(7), 1000);  // clamped to the cores
+  EXPECT_EQ(r.l2_set_bytes(7), 1000);  // clamped to the points
   EXPECT_EQ(r.l3_set_bytes(1), 8000);
   EXPECT_EQ(r.l3_set_bytes(2), 16000);
   struct Case {
@@ -111,11 +112,36 @@ TEST(Roofline, BandwidthOfTheLevelTheBytesFitIn) {
   EXPECT_EQ(r.memory_level(5001, 2), MemoryLevel::kDram);
   r.l3_bytes = 0;  // none reported: 8 L2 caches per thread
   EXPECT_EQ(r.l3_set_bytes(2), 16000);
+  // At least 2 L2 caches per thread (past the L2s), at most 64 MiB.
+  r.l3_bytes = 4000;
+  EXPECT_EQ(r.l3_set_bytes(2), 4000);
+  r.l3_bytes = 0;
+  r.l2_bytes = int64_t{16} << 20;
+  EXPECT_EQ(r.l3_set_bytes(2), kRooflineMaxL3SetBytes);
+  r.l2_bytes = 1000;
+  // A cache level is never slower than the levels beyond it (figures of different times).
+  r.points[0].l2_bandwidth = 5.0;
+  r.points[0].l3_bandwidth = 8.0;
+  EXPECT_DOUBLE_EQ(r.bandwidth_gbps(600, 1), 10.0);   // L2: max(5, 8, DRAM 10)
+  EXPECT_DOUBLE_EQ(r.bandwidth_gbps(5000, 1), 10.0);  // L3: max(8, 10)
+  r.points[0].l3_bandwidth = 30.0;
+  EXPECT_DOUBLE_EQ(r.bandwidth_gbps(600, 1), 30.0);
+  r.points[0].l2_bandwidth = 50.0;
   // Without cache figures (an older tern's entry), DRAM for every size.
   r.points[1].l3_bandwidth = 0;
   EXPECT_FALSE(r.has_cache_figures());
   EXPECT_EQ(r.memory_level(100, 1), MemoryLevel::kDram);
   EXPECT_DOUBLE_EQ(r.bound_gflops(1.0, 1, 100), 10.0);
+
+  // Threads are clamped to the points, as at() does, not to num_cores.
+  Roofline few = fake_roofline(100.0);
+  few.num_cores = 4;
+  EXPECT_EQ(few.clamped_threads(9), 2);
+  EXPECT_EQ(few.l2_set_bytes(4), 1000);
+  EXPECT_EQ(few.memory_level(2000, 4), MemoryLevel::kL2);
+  EXPECT_EQ(few.memory_level(2001, 4), MemoryLevel::kL3);
+  few.points.clear();  // before any point: num_cores
+  EXPECT_EQ(few.clamped_threads(9), 4);
 }
 
 TEST(RooflineCache, WriteThenReadGivesTheSameFigures) {
@@ -242,7 +268,8 @@ TEST(RooflineCache, OlderEntryWithoutCacheFiguresIsMeasuredAgain) {
   RooflineOptions options;
   options.quick = true;
   options.cache_path = dir.file("roofline.json");
-  const Roofline fake = fake_roofline(98765.0);
+  Roofline fake = fake_roofline(98765.0);
+  for (RooflinePoint& p : fake.points) p.bandwidth = 1e9;  // far above any machine's
   nlohmann::json points = nlohmann::json::array();
   for (const RooflinePoint& p : fake.points)
     points.push_back(
@@ -270,11 +297,12 @@ TEST(RooflineCache, OlderEntryWithoutCacheFiguresIsMeasuredAgain) {
   const Roofline r = load_or_measure_roofline(options, &source);  // not forced
   EXPECT_FALSE(source.from_cache);
   EXPECT_TRUE(r.has_cache_figures());
-  // The peak measured now is far below the fake one, which stays; the DRAM bandwidth
-  // measured now (10 GB/s cached per thread) may or may not be.
+  // The peak and DRAM bandwidth measured now are far below the fake ones, which stay.
   EXPECT_DOUBLE_EQ(r.points[0].gflops, 98765.0);
+  EXPECT_DOUBLE_EQ(r.points[1].bandwidth, 1e9);
   EXPECT_THAT(source.warning, HasSubstr("kept figures an older tern cached"));
   EXPECT_THAT(source.warning, HasSubstr("the peak at 1 thread (98765.0 GFLOP/s against"));
+  EXPECT_THAT(source.warning, HasSubstr("the DRAM bandwidth at 2 threads (1000000000.0 GB/s"));
   Roofline stored;
   ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
   EXPECT_TRUE(stored.has_cache_figures());
@@ -284,6 +312,17 @@ TEST(RooflineCache, OlderEntryWithoutCacheFiguresIsMeasuredAgain) {
   load_or_measure_roofline(options, &source);
   EXPECT_TRUE(source.from_cache);
   EXPECT_TRUE(source.warning.empty());
+
+  // An older full measurement stays as it is against a quick one (not replaced).
+  nlohmann::json full = file;
+  full["entries"][roofline_cache_key()]["quick"] = false;
+  test::write_bytes(options.cache_path, full.dump());
+  const Roofline kept = load_or_measure_roofline(options, &source);
+  EXPECT_TRUE(source.from_cache);
+  EXPECT_FALSE(kept.quick);
+  EXPECT_FALSE(kept.has_cache_figures());
+  ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
+  EXPECT_FALSE(stored.has_cache_figures());
 }
 
 TEST(RooflineCache, PathFollowsXdgCacheHomeThenHome) {
@@ -323,7 +362,7 @@ TEST(RooflineCache, LoadOrMeasureReadsTheCacheAndForceMeasures) {
   EXPECT_TRUE(source.from_cache);
   EXPECT_DOUBLE_EQ(r.points[0].gflops, 98765.0);
   EXPECT_THAT(source.warning, HasSubstr("the peak re-measured at 1 thread is far below"));
-  EXPECT_THAT(source.warning, HasSubstr("against 98765.0 and 10.0"));
+  EXPECT_THAT(source.warning, HasSubstr("GFLOP/s against 98765.0, measured"));
   EXPECT_THAT(source.warning, HasSubstr(options.cache_path));
   Roofline stored;
   ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
@@ -338,9 +377,21 @@ TEST(RooflineCache, LoadOrMeasureReadsTheCacheAndForceMeasures) {
   EXPECT_TRUE(source.warning.empty());
   EXPECT_TRUE(r.quick);
 
+  // So are they when only a cache bandwidth is far below the cached one.
+  Roofline l2 = fake_roofline(1e-6);
+  for (RooflinePoint& p : l2.points) {
+    p.bandwidth = p.l3_bandwidth = 1e-6;
+    p.l2_bandwidth = 1e12;
+  }
+  write_roofline_cache(options.cache_path, roofline_cache_key(), l2);
+  r = load_or_measure_roofline(options, &source);
+  EXPECT_TRUE(source.from_cache);
+  EXPECT_DOUBLE_EQ(r.points[0].l2_bandwidth, 1e12);
+  EXPECT_THAT(source.warning, HasSubstr("the L2 bandwidth re-measured at 1 thread is far below"));
+
   // Cached figures below the new ones are replaced.
   Roofline low = fake_roofline(1e-6);
-  for (RooflinePoint& p : low.points) p.bandwidth = 1e-6;
+  for (RooflinePoint& p : low.points) p.bandwidth = p.l2_bandwidth = p.l3_bandwidth = 1e-6;
   write_roofline_cache(options.cache_path, roofline_cache_key(), low);
   r = load_or_measure_roofline(options, &source);
   EXPECT_FALSE(source.from_cache);
@@ -388,8 +439,9 @@ TEST(RooflineMeasure, QuickMeasurementCoversEveryThreadCount) {
     EXPECT_GT(p.l3_bandwidth, 0.01);
     EXPECT_LT(p.l3_bandwidth, 1e5);
   }
-  EXPECT_GT(r.l2_bytes, 0);
-  EXPECT_GE(r.l3_bytes, 0);
+  EXPECT_EQ(r.l2_bytes, l2_cache_bytes());
+  EXPECT_EQ(r.l3_bytes, l3_cache_bytes());
+  EXPECT_LE(r.l3_set_bytes(r.num_cores), kRooflineMaxL3SetBytes);
   EXPECT_TRUE(r.has_cache_figures());
 }
 
