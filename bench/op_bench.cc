@@ -137,14 +137,7 @@ int main(int argc, char** argv) {
   const BenchSetup setup = init_layer_bench(argc, argv);
   g_threads = setup.threads;
   g_roofline = load_or_measure_roofline();
-  const RooflinePoint& point = g_roofline.at(g_threads);
-  benchmark::AddCustomContext(
-      "bandwidth GB/s (tern roofline)",
-      fmt::format(
-          "L2 {:.1f} (up to {:.2f} MB), L3 {:.1f} (up to {:.2f} MB), DRAM {:.1f}",
-          point.l2_bandwidth, static_cast<double>(g_roofline.l2_bytes * point.threads) / 1e6,
-          point.l3_bandwidth, static_cast<double>(g_roofline.l3_set_bytes(point.threads)) / 1e6,
-          point.bandwidth));
+  benchmark::AddCustomContext("bandwidth (tern roofline)", g_roofline.levels_text(g_threads));
   if (register_layers(setup.models_dir) == 0) {
     fmt::print(stderr, "no layers for op_bench in the models found in {} (set TERN_MODELS_DIR)\n",
                setup.models_dir);

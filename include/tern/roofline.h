@@ -60,6 +60,9 @@ struct Roofline {
   /// of each thread's L2, so that they stay in it. Each thread is taken to run on a core
   /// of its own, with its own L2 (num_cores counts logical CPUs: SMT siblings share one).
   int64_t l2_set_bytes(int threads) const;
+  /// The most bytes a layer may move on `threads` threads to be bound by L2: the threads'
+  /// L2 caches, l2_bytes each (memory_level).
+  int64_t l2_level_bytes(int threads) const;
   /// Bytes of the L3 triad's arrays at `threads`: 8 L2 caches per thread (the L3 slice of
   /// a core is 2 to 4 MiB on current x86 servers, shared with other tenants on a cloud
   /// VM), at most half of the L3 when the OS reports one but at least 2 L2 caches per
@@ -67,7 +70,7 @@ struct Roofline {
   /// kRooflineMaxL3SetBytes (with more, L3 never bounds a layer: L2 does up to the L2s).
   int64_t l3_set_bytes(int threads) const;
   /// The level a layer moving `bytes` bytes (inputs, weights and outputs) on `threads`
-  /// threads is bound by: L2 when they fit the threads' L2 caches (l2_bytes each: a layer
+  /// threads is bound by: L2 up to l2_level_bytes(threads) (the threads' L2 caches: a layer
   /// whose bytes fit stays there, whereas the triad that measures it fills half), L3 up
   /// to l3_set_bytes(threads), else DRAM (also when bytes <= 0, unknown, or the roofline
   /// has no cache figures).
@@ -75,6 +78,10 @@ struct Roofline {
   /// That level's bandwidth at `threads`, GB/s; a cache level never below the levels
   /// beyond it (figures measured at different times may say otherwise).
   double bandwidth_gbps(int64_t bytes, int threads) const;
+  /// The levels' bandwidths at `threads` and the bytes each covers, for a report:
+  /// "L2 up to 1.05 MB 108.1 GB/s, L3 up to 8.39 MB 88.8 GB/s, DRAM 15.1 GB/s" (MB = 1e6
+  /// bytes); "DRAM 15.1 GB/s" without cache figures. Throws InvalidArgument like at().
+  std::string levels_text(int threads) const;
   /// The roofline bound in GFLOP/s of a layer with arithmetic intensity `flop_per_byte`
   /// (FLOP per byte moved) over `bytes` bytes on `threads` threads: min(peak, intensity *
   /// bandwidth_gbps(bytes, threads)); bytes = 0 takes DRAM's bandwidth.

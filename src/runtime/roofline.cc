@@ -299,8 +299,10 @@ int64_t Roofline::l2_set_bytes(int threads) const {
   return l2_bytes / 2 * clamped_threads(threads);
 }
 
+int64_t Roofline::l2_level_bytes(int threads) const { return l2_bytes * clamped_threads(threads); }
+
 int64_t Roofline::l3_set_bytes(int threads) const {
-  const int64_t l2_total = l2_bytes * clamped_threads(threads);
+  const int64_t l2_total = l2_level_bytes(threads);
   int64_t set = 8 * l2_total;
   if (l3_bytes > 0) set = std::min(set, l3_bytes / 2);
   return std::min(std::max(set, 2 * l2_total), kRooflineMaxL3SetBytes);
@@ -308,7 +310,7 @@ int64_t Roofline::l3_set_bytes(int threads) const {
 
 MemoryLevel Roofline::memory_level(int64_t bytes, int threads) const {
   if (bytes <= 0 || !has_cache_figures()) return MemoryLevel::kDram;
-  if (bytes <= l2_bytes * clamped_threads(threads)) return MemoryLevel::kL2;
+  if (bytes <= l2_level_bytes(threads)) return MemoryLevel::kL2;
   if (bytes <= l3_set_bytes(threads)) return MemoryLevel::kL3;
   return MemoryLevel::kDram;
 }
@@ -327,6 +329,15 @@ double Roofline::bandwidth_gbps(int64_t bytes, int threads) const {
       break;
   }
   return p.bandwidth;
+}
+
+std::string Roofline::levels_text(int threads) const {
+  const RooflinePoint& p = at(threads);
+  if (!has_cache_figures()) return fmt::format("DRAM {:.1f} GB/s", p.bandwidth);
+  return fmt::format(
+      "L2 up to {:.2f} MB {:.1f} GB/s, L3 up to {:.2f} MB {:.1f} GB/s, DRAM {:.1f} GB/s",
+      static_cast<double>(l2_level_bytes(threads)) / 1e6, p.l2_bandwidth,
+      static_cast<double>(l3_set_bytes(threads)) / 1e6, p.l3_bandwidth, p.bandwidth);
 }
 
 double Roofline::bound_gflops(double flop_per_byte, int threads, int64_t bytes) const {
@@ -388,14 +399,13 @@ Roofline measure_roofline(const RooflineOptions& options) {
         median_triad_gbps(t, a.get(), b.get(), c.get(), r.stream_bytes / 12, 1, r.repetitions);
     // The cache sets: as many passes as stream the DRAM triad's bytes (a quarter in quick
     // mode), so that each run lasts about as long.
-    for (const bool l2 : {true, false}) {
-      const int64_t set = l2 ? r.l2_set_bytes(t) : r.l3_set_bytes(t);
+    const auto cache_gbps = [&](int64_t set) {
       const int64_t passes = std::max<int64_t>(
           1, r.stream_bytes / (options.quick ? 4 : 1) / std::max<int64_t>(set, 1));
-      const double gbps =
-          median_triad_gbps(t, a.get(), b.get(), c.get(), set / 12, passes, r.repetitions);
-      (l2 ? p.l2_bandwidth : p.l3_bandwidth) = gbps;
-    }
+      return median_triad_gbps(t, a.get(), b.get(), c.get(), set / 12, passes, r.repetitions);
+    };
+    p.l2_bandwidth = cache_gbps(r.l2_set_bytes(t));
+    p.l3_bandwidth = cache_gbps(r.l3_set_bytes(t));
     r.points.push_back(p);
   }
   g_roofline_sink = sink;  // the FMA results stay observable

@@ -81,8 +81,12 @@ TEST(Roofline, BandwidthOfTheLevelTheBytesFitIn) {
   EXPECT_EQ(r.l2_set_bytes(1), 500);
   EXPECT_EQ(r.l2_set_bytes(2), 1000);
   EXPECT_EQ(r.l2_set_bytes(7), 1000);  // clamped to the points
+  EXPECT_EQ(r.l2_level_bytes(1), 1000);
+  EXPECT_EQ(r.l2_level_bytes(2), 2000);
   EXPECT_EQ(r.l3_set_bytes(1), 8000);
   EXPECT_EQ(r.l3_set_bytes(2), 16000);
+  EXPECT_EQ(r.levels_text(2),
+            "L2 up to 0.00 MB 100.0 GB/s, L3 up to 0.02 MB 60.0 GB/s, DRAM 20.0 GB/s");
   struct Case {
     int64_t bytes;
     int threads;
@@ -130,6 +134,7 @@ TEST(Roofline, BandwidthOfTheLevelTheBytesFitIn) {
   // Without cache figures (an older tern's entry), DRAM for every size.
   r.points[1].l3_bandwidth = 0;
   EXPECT_FALSE(r.has_cache_figures());
+  EXPECT_EQ(r.levels_text(1), "DRAM 10.0 GB/s");
   EXPECT_EQ(r.memory_level(100, 1), MemoryLevel::kDram);
   EXPECT_DOUBLE_EQ(r.bound_gflops(1.0, 1, 100), 10.0);
 

@@ -123,11 +123,10 @@ void profile_layers(const BenchOptions& opt, Session& session,
     fmt::print(
         "\nper layer: medians of {} profiled runs; MB = 1e6 bytes of inputs, weights and "
         "outputs; %roof = GFLOP/s / min({:.1f} GFLOP/s, FLOP/B x the bandwidth of the level "
-        "the MB fit in: L2 up to {:.2f} MB {:.1f} GB/s, L3 up to {:.2f} MB {:.1f} GB/s, DRAM "
-        "{:.1f} GB/s) at {} thread{}, roof = the ceiling that bounds the layer (roofline {})\n",
-        opt.runs, p.gflops, static_cast<double>(roofline.l2_bytes * p.threads) / 1e6,
-        p.l2_bandwidth, static_cast<double>(roofline.l3_set_bytes(p.threads)) / 1e6, p.l3_bandwidth,
-        p.bandwidth, p.threads, p.threads == 1 ? "" : "s", from);
+        "the MB fit in: {}) at {} thread{}, roof = the ceiling that bounds the layer (roofline "
+        "{})\n",
+        opt.runs, p.gflops, roofline.levels_text(p.threads), p.threads, p.threads == 1 ? "" : "s",
+        from);
     print_layer_table(profile, roofline);
   }
   if (!opt.trace.empty()) {

@@ -46,14 +46,11 @@ int run_roofline(const RooflineCliOptions& opt) {
   const int t = static_cast<int>(r.points.size());
   fmt::print(
       "GB/s of a streaming triad (12 bytes per element) over: L2 {:.2f} MB (half of each "
-      "thread's {:.2f} MB L2), L3 {:.2f} MB at 1 thread and {:.2f} MB at {} ({}), DRAM {:.0f} MB; "
+      "thread's {:.2f} MB L2), L3 {:.2f} MB at 1 thread and {:.2f} MB at {}, DRAM {:.0f} MB; "
       "ridge = the DRAM ridge point, peak / DRAM GB/s. `tern bench --per-layer` bounds a layer "
       "by the level its bytes fit in: the threads' L2 caches, the L3 set, or DRAM\n",
       static_cast<double>(r.l2_set_bytes(1)) / 1e6, static_cast<double>(r.l2_bytes) / 1e6,
       static_cast<double>(r.l3_set_bytes(1)) / 1e6, static_cast<double>(r.l3_set_bytes(t)) / 1e6, t,
-      r.l3_bytes > 0 ? fmt::format("8 L2 caches per thread, at most half of the {:.1f} MB L3",
-                                   static_cast<double>(r.l3_bytes) / 1e6)
-                     : std::string("8 L2 caches per thread; the OS reports no L3"),
       static_cast<double>(r.stream_bytes) / 1e6);
   return 0;
 }
