@@ -138,6 +138,38 @@ HWY_INLINE void ReduceTile(V (&acc)[kPixels][kM], V4 (&sums)[kPixels]) {
   }
 }
 
+// Whether a vector has one 128-bit block per pixel of a tile (AVX-512: 4, AVX2: 2): the
+// tile's sums then end in one vector, pixel i's in block i (ReduceTileBlocks), and go
+// through the epilogue and bias once per tile. 128-bit targets (SSE4, NEON) keep one
+// 4-lane vector per pixel (ReduceTile).
+constexpr bool kBlockPerPixel = HWY_HAVE_SCALABLE == 0 && hn::MaxLanes(D()) == 4 * kPixels;
+
+// The kM lane sums of every acc[i] in one vector, pixel i's in block i (kBlockPerPixel):
+// each pixel's QuadSum leaves per block the partial sums of its 4 channels; then pairs of
+// pixels are folded across blocks, adjacent blocks first (AVX-512 only), halves last. 4
+// pixels: 11 blends, shuffles and adds across blocks, where ReduceTile's SumBlocks takes 16.
+template <int kM>
+HWY_INLINE V ReduceTileBlocks(V (&acc)[kPixels][kM]) {
+  const D d;
+  V q[kPixels];
+  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
+    const V u = PairSum(d, acc[i][0], acc[i][1]);
+    const V v = kM == 4 ? PairSum(d, acc[i][kM - 2], acc[i][kM - 1]) : u;
+    q[i] = QuadSum(d, u, v);
+  }
+  if constexpr (kPixels == 4) {
+    // (p0 b0 + b1, p1 b1 + b0, p0 b2 + b3, p1 b3 + b2): pixels 0 and 1 alternate blocks.
+    const V r01 = hn::Add(hn::OddEvenBlocks(q[1], q[0]),
+                          hn::SwapAdjacentBlocks(hn::OddEvenBlocks(q[0], q[1])));
+    const V r23 = hn::Add(hn::OddEvenBlocks(q[3], q[2]),
+                          hn::SwapAdjacentBlocks(hn::OddEvenBlocks(q[2], q[3])));
+    // Lower half of r01 plus its upper half: pixels 0 and 1; of r23: pixels 2 and 3.
+    return hn::Add(hn::ConcatUpperLower(d, r23, r01), hn::ConcatLowerUpper(d, r23, r01));
+  } else {  // 2 pixels (AVX2)
+    return hn::Add(hn::ConcatUpperLower(d, q[1], q[0]), hn::ConcatLowerUpper(d, q[1], q[0]));
+  }
+}
+
 template <int kM>
 HWY_INLINE void ZeroTile(V (&acc)[kPixels][kM]) {
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
@@ -145,15 +177,15 @@ HWY_INLINE void ZeroTile(V (&acc)[kPixels][kM]) {
   }
 }
 
-// The kM dot products of a 1x1 conv (stride 1, no padding) for kPixels pixels:
-// sums[i] holds pixel s0 + i's kM outputs. kUniform: the pixels are s0 .. s0 + kPixels
+// The kM dot products of a 1x1 conv (stride 1, no padding) for kPixels pixels, as
+// lane-wise partial sums: acc[i][m] for pixel s0 + i and output m. kUniform: the pixels are s0 ..
+// s0 + kPixels
 // - 1, at constant offsets from one pointer; otherwise pixels past the plane repeat its
 // last one (a plane of fewer than kPixels pixels).
 template <bool kUniform, int kM>
-HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V4 (&sums)[kPixels]) {
+HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V (&acc)[kPixels][kM]) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
   const int64_t step = k.in_plane * lanes;  // one input channel block
-  V acc[kPixels][kM];
   ZeroTile(acc);
   const float* xp[kPixels];
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
@@ -161,7 +193,6 @@ HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V4 (&sums)[kPix
   }
   AccumulateBlocks(
       k, [&](int i, int64_t cb) { return xp[i] + cb * step; }, r, 0, 0, acc);
-  ReduceTile(acc, sums);
 }
 
 // DotTile for any other 2-D window (kernels with taps, strides, padding, dilation) on
@@ -170,9 +201,8 @@ HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V4 (&sums)[kPix
 // padding. A tap in the padding for every pixel of the tile is skipped.
 template <int kM>
 HWY_INLINE void DotTileTaps(const Dot& k, const ref::ConvParams& c, int64_t s0, const Rows& r,
-                            V4 (&sums)[kPixels]) {
+                            V (&acc)[kPixels][kM]) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
-  V acc[kPixels][kM];
   ZeroTile(acc);
   int64_t ih0[kPixels], iw0[kPixels];  // the input position of tap (0, 0)
   HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
@@ -199,20 +229,19 @@ HWY_INLINE void DotTileTaps(const Dot& k, const ref::ConvParams& c, int64_t s0, 
           acc);
     }
   }
-  ReduceTile(acc, sums);
 }
 
-// The kM sums of the tile of pixels from s0: DotTileTaps, or DotTile for a pointwise
-// window.
+// The kM partial sums of the tile of pixels from s0: DotTileTaps, or DotTile for a
+// pointwise window.
 template <int kM>
 HWY_INLINE void Tile(const Dot& k, const ref::ConvParams& c, bool pointwise, int64_t s0,
-                     const Rows& r, V4 (&sums)[kPixels]) {
+                     const Rows& r, V (&acc)[kPixels][kM]) {
   if (!pointwise) {
-    DotTileTaps<kM>(k, c, s0, r, sums);
+    DotTileTaps<kM>(k, c, s0, r, acc);
   } else if (k.plane >= kPixels) {
-    DotTile<true, kM>(k, s0, r, sums);
+    DotTile<true, kM>(k, s0, r, acc);
   } else {
-    DotTile<false, kM>(k, s0, r, sums);
+    DotTile<false, kM>(k, s0, r, acc);
   }
 }
 
@@ -275,6 +304,83 @@ HWY_INLINE void StoreSums(const ref::FusedConvParams& p, int64_t lanes, int64_t 
   StoreSumsSlow(p, o, std::min<int64_t>(kOut, p.conv.out_channels - m0), v, z, y);
 }
 
+// Block kI (128 bits) of v.
+template <int kI, class DV>
+HWY_INLINE V4 Block(DV dv, hn::Vec<DV> v) {
+  if constexpr (hn::MaxLanes(DV()) <= 4) {
+    return v;
+  } else {
+    const hn::Half<DV> dh;
+    constexpr int kHalfBlocks = static_cast<int>(hn::MaxLanes(DV()) / 8);
+    if constexpr (kI < kHalfBlocks)
+      return Block<kI>(dh, hn::LowerHalf(dh, v));
+    else
+      return Block<kI - kHalfBlocks>(dh, hn::UpperHalf(dh, v));
+  }
+}
+
+// Stores block i of v (pixel i's 4 outputs) at out + i * pixel_stride: one store where
+// the blocks are adjacent (NHWC with M = 4).
+HWY_INLINE void StoreBlocks(V v, float* out, int64_t pixel_stride) {
+  const D d;
+  if (pixel_stride == 4) {
+    hn::StoreU(v, d, out);
+    return;
+  }
+  hn::StoreU(Block<0>(d, v), D4(), out);
+  hn::StoreU(Block<1>(d, v), D4(), out + pixel_stride);
+  if constexpr (kPixels == 4) {
+    hn::StoreU(Block<2>(d, v), D4(), out + 2 * pixel_stride);
+    hn::StoreU(Block<3>(d, v), D4(), out + 3 * pixel_stride);
+  }
+}
+
+// What the tiles of output channels m0 .. m0 + kOut - 1 store.
+struct TileOut {
+  int64_t m0;
+  bool whole;               // StoreSums' `whole`
+  bool blocks;              // whole, no residual (kBlockPerPixel): the tile's pixels at once
+  int64_t pixel_stride;     // y's distance between pixels: NHWC's M, NCHWc's lanes
+  hn::Mask<D4> real;        // the output channels < M
+  hn::Mask<D> real_blocks;  // `real` in every block
+  V4 bias;
+  V bias_blocks;  // `bias` in every block
+};
+
+// One tile: the kM outputs of pixels s0 .. s0 + kPixels - 1 computed, the bias added and
+// stored through the epilogue from pixel `first` on (those before it are the tile
+// before's, stored already: y may be z, updated in place).
+template <int kM>
+HWY_INLINE void TileOutputs(const ref::FusedConvParams& p, const Dot& k, bool pointwise,
+                            const Rows& r, const TileOut& o, int64_t s0, int64_t first,
+                            const float* z, float* y) {
+  const D d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  V acc[kPixels][kM];
+  Tile<kM>(k, p.conv, pointwise, s0, r, acc);
+  const int from = static_cast<int>(first - s0);
+  if constexpr (kBlockPerPixel) {
+    V sums = hn::Add(ReduceTileBlocks(acc), o.bias_blocks);
+    if (o.blocks && from == 0 && s0 + kPixels <= k.plane) {
+      sums = hn::IfThenElseZero(o.real_blocks, ActivateVector(d, p.epilogue, sums));
+      StoreBlocks(sums, y + OutputLanes(p, lanes, k.plane, s0, o.m0).off, o.pixel_stride);
+      return;
+    }
+    HWY_ALIGN float pixels[4 * kPixels];
+    hn::Store(sums, d, pixels);
+    for (int i = from; i < kPixels && s0 + i < k.plane; ++i) {
+      StoreSums(p, lanes, k.plane, s0 + i, o.m0, o.whole, o.real, hn::Load(D4(), pixels + 4 * i), z,
+                y);
+    }
+  } else {
+    V4 sums[kPixels];
+    ReduceTile(acc, sums);
+    for (int i = from; i < kPixels && s0 + i < k.plane; ++i) {
+      StoreSums(p, lanes, k.plane, s0 + i, o.m0, o.whole, o.real, hn::Add(sums[i], o.bias), z, y);
+    }
+  }
+}
+
 }  // namespace
 
 bool DotConvSupported(const ref::FusedConvParams& p) {
@@ -320,9 +426,6 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
   for (int64_t t0 = begin; t0 < end; t0 += pass_tiles) {
     const int64_t t1 = std::min(end, t0 + pass_tiles);
     for (int64_t m0 = 0; m0 < stored; m0 += kOut) {
-      const bool whole = (p.y_block == lanes || (p.y_nhwc && m0 + kOut <= m)) &&
-                         !needs_scalar_activation(p.epilogue);
-      const auto real = hn::FirstN(D4(), static_cast<size_t>(std::clamp<int64_t>(m - m0, 0, kOut)));
       if (m0 >= m) {  // padded channels of an NCHWc y only: zeros
         for (int64_t s = t0 * kPixels; s < std::min(plane, t1 * kPixels); ++s) {
           hn::StoreU(hn::Zero(D4()), D4(), y + OutputLanes(p, lanes, plane, s, m0).off);
@@ -330,29 +433,38 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
         continue;
       }
       Rows rows;
-      HWY_ALIGN float b4[kOut];
+      HWY_ALIGN float b4[HWY_MAX_BYTES / sizeof(float)];  // the bias in every block
       for (int j = 0; j < kOut; ++j) {
         const int64_t ch = std::min(m0 + j, m - 1);
         rows.w[j] = w + ch * taps * c;
         rows.tail[j] = k.rem > 0 ? tails.data() + ch * taps * lanes : nullptr;
         b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
       }
-      const V4 bv = hn::Load(D4(), b4);
+      for (int64_t j = kOut; j < lanes; ++j) b4[j] = b4[j % kOut];
+      const int64_t real = std::min<int64_t>(m - m0, kOut);
+      TileOut o;
+      o.m0 = m0;
+      o.whole = (p.y_block == lanes || (p.y_nhwc && m0 + kOut <= m)) &&
+                !needs_scalar_activation(p.epilogue);
+      o.blocks = kBlockPerPixel && o.whole && !p.epilogue.residual;
+      o.pixel_stride = p.y_nhwc ? m : lanes;
+      o.real = hn::FirstN(D4(), static_cast<size_t>(real));
+      const hn::RebindToSigned<D> di;
+      const auto lane_in_block = hn::And(hn::Iota(di, 0), hn::Set(di, 3));
+      o.real_blocks =
+          hn::RebindMask(d, hn::Lt(lane_in_block, hn::Set(di, static_cast<int32_t>(real))));
+      o.bias = hn::Load(D4(), b4);
+      o.bias_blocks = hn::Load(d, b4);
       const bool two = m - m0 <= 2;  // the last tile: 2 channels (kM) are enough
       for (int64_t t = t0; t < t1; ++t) {
         // The last tile of a plane that leaves a partial one ends at the plane's end and
-        // recomputes pixels of the tile before it, which it does not store again (y may be
-        // z, updated in place).
+        // recomputes pixels of the tile before it, which it does not store again.
         const int64_t first = t * kPixels;
         const int64_t s0 = plane >= kPixels ? std::min(first, plane - kPixels) : 0;
-        V4 sums[kPixels];
         if (two) {
-          Tile<2>(k, conv, pointwise, s0, rows, sums);
+          TileOutputs<2>(p, k, pointwise, rows, o, s0, first, z, y);
         } else {
-          Tile<kOut>(k, conv, pointwise, s0, rows, sums);
-        }
-        for (int i = static_cast<int>(first - s0); i < kPixels && s0 + i < plane; ++i) {
-          StoreSums(p, lanes, plane, s0 + i, m0, whole, real, hn::Add(sums[i], bv), z, y);
+          TileOutputs<kOut>(p, k, pointwise, rows, o, s0, first, z, y);
         }
       }
     }

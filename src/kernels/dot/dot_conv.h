@@ -22,7 +22,7 @@ bool dot_conv_supported(const ref::FusedConvParams& p);
 
 /// The reduction's and the store's cost per pixel and tile of 4 output channels, in
 /// FMA instructions (dot_conv_preferred's unit), fitted to conv_bench on AMD Zen 5 with
-/// AVX-512 (README.md).
+/// AVX-512, and kept after the cheaper fold of the tiles' sums (README.md).
 inline constexpr int64_t kDotReduceCost = 16;
 
 /// How many interior pixels' time the direct kernel takes for an output pixel whose
