@@ -126,22 +126,28 @@ HWY_INLINE void AccumulateBlocks(const Dot& k, const XAt& x_at, const Rows& r, i
   }
 }
 
-// sums[i] = the kM lane sums of acc[i]: pixel i's kM outputs (kM = 2: in lanes 0 and 1,
-// added as the first two of a 4-channel tile, bit for bit).
+// Per 128-bit block, the sums of its lanes of acc[0] .. acc[kM - 1] (one pixel's
+// accumulators) in lanes 0 .. kM - 1 (kM = 2: added as the first two of a 4-channel tile,
+// bit for bit).
+template <int kM>
+HWY_INLINE V BlockSums(V (&acc)[kM]) {
+  const D d;
+  const V u = PairSum(d, acc[0], acc[1]);
+  const V v = kM == 4 ? PairSum(d, acc[kM - 2], acc[kM - 1]) : u;
+  return QuadSum(d, u, v);
+}
+
+// sums[i] = the kM lane sums of acc[i]: pixel i's kM outputs.
 template <int kM>
 HWY_INLINE void ReduceTile(V (&acc)[kPixels][kM], V4 (&sums)[kPixels]) {
-  const D d;
-  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-    const V u = PairSum(d, acc[i][0], acc[i][1]);
-    const V v = kM == 4 ? PairSum(d, acc[i][kM - 2], acc[i][kM - 1]) : u;
-    sums[i] = SumBlocks(d, QuadSum(d, u, v));
-  }
+  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) sums[i] = SumBlocks(D(), BlockSums(acc[i]));
 }
 
 // Whether a vector has one 128-bit block per pixel of a tile (AVX-512: 4, AVX2: 2): the
-// tile's sums then end in one vector, pixel i's in block i (ReduceTileBlocks), and go
-// through the epilogue and bias once per tile. 128-bit targets (SSE4, NEON) keep one
-// 4-lane vector per pixel (ReduceTile).
+// tile's sums then end in one vector, pixel i's in block i (ReduceTileBlocks), which gets
+// the bias once and, for a whole tile without residual, the activation and stores once
+// (TileOutputs). 128-bit targets (SSE4, NEON) keep one 4-lane vector per pixel
+// (ReduceTile).
 constexpr bool kBlockPerPixel = HWY_HAVE_SCALABLE == 0 && hn::MaxLanes(D()) == 4 * kPixels;
 
 // The kM lane sums of every acc[i] in one vector, pixel i's in block i (kBlockPerPixel):
@@ -152,11 +158,7 @@ template <int kM>
 HWY_INLINE V ReduceTileBlocks(V (&acc)[kPixels][kM]) {
   const D d;
   V q[kPixels];
-  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) {
-    const V u = PairSum(d, acc[i][0], acc[i][1]);
-    const V v = kM == 4 ? PairSum(d, acc[i][kM - 2], acc[i][kM - 1]) : u;
-    q[i] = QuadSum(d, u, v);
-  }
+  HWY_UNROLL(4) for (int i = 0; i < kPixels; ++i) q[i] = BlockSums(acc[i]);
   if constexpr (kPixels == 4) {
     // (p0 b0 + b1, p1 b1 + b0, p0 b2 + b3, p1 b3 + b2): pixels 0 and 1 alternate blocks.
     const V r01 = hn::Add(hn::OddEvenBlocks(q[1], q[0]),
@@ -178,10 +180,9 @@ HWY_INLINE void ZeroTile(V (&acc)[kPixels][kM]) {
 }
 
 // The kM dot products of a 1x1 conv (stride 1, no padding) for kPixels pixels, as
-// lane-wise partial sums: acc[i][m] for pixel s0 + i and output m. kUniform: the pixels are s0 ..
-// s0 + kPixels
-// - 1, at constant offsets from one pointer; otherwise pixels past the plane repeat its
-// last one (a plane of fewer than kPixels pixels).
+// lane-wise partial sums: acc[i][m] for pixel s0 + i and output m. kUniform: the pixels
+// are s0 .. s0 + kPixels - 1, at constant offsets from one pointer; otherwise pixels past
+// the plane repeat its last one (a plane of fewer than kPixels pixels).
 template <bool kUniform, int kM>
 HWY_INLINE void DotTile(const Dot& k, int64_t s0, const Rows& r, V (&acc)[kPixels][kM]) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
@@ -306,7 +307,7 @@ HWY_INLINE void StoreSums(const ref::FusedConvParams& p, int64_t lanes, int64_t 
 
 // Block kI (128 bits) of v.
 template <int kI, class DV>
-HWY_INLINE V4 Block(DV dv, hn::Vec<DV> v) {
+HWY_INLINE V4 Block(DV, hn::Vec<DV> v) {
   if constexpr (hn::MaxLanes(DV()) <= 4) {
     return v;
   } else {
