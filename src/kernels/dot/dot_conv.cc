@@ -336,16 +336,16 @@ HWY_INLINE void StoreBlocks(V v, float* out, int64_t pixel_stride) {
   }
 }
 
-// What the tiles of output channels m0 .. m0 + kOut - 1 store.
+// What the tiles of output channels m0 .. m0 + kOut - 1 store. (Scalars only: on NEON a
+// struct with vector members gets a constructor that GCC cannot inline into the target's
+// code.)
 struct TileOut {
   int64_t m0;
-  bool whole;               // StoreSums' `whole`
-  bool blocks;              // whole, no residual (kBlockPerPixel): the tile's pixels at once
-  int64_t pixel_stride;     // y's distance between pixels: NHWC's M, NCHWc's lanes
-  hn::Mask<D4> real;        // the output channels < M
-  hn::Mask<D> real_blocks;  // `real` in every block
-  V4 bias;
-  V bias_blocks;  // `bias` in every block
+  bool whole;            // StoreSums' `whole`
+  bool blocks;           // whole, no residual (kBlockPerPixel): the tile's pixels at once
+  int64_t pixel_stride;  // y's distance between pixels: NHWC's M, NCHWc's lanes
+  int64_t real;          // how many of the kOut channels are < M
+  const float* bias;     // the kOut biases, repeated in every 128-bit block of a vector
 };
 
 // One tile: the kM outputs of pixels s0 .. s0 + kPixels - 1 computed, the bias added and
@@ -360,24 +360,31 @@ HWY_INLINE void TileOutputs(const ref::FusedConvParams& p, const Dot& k, bool po
   V acc[kPixels][kM];
   Tile<kM>(k, p.conv, pointwise, s0, r, acc);
   const int from = static_cast<int>(first - s0);
+  const auto real = hn::FirstN(D4(), static_cast<size_t>(o.real));
   if constexpr (kBlockPerPixel) {
-    V sums = hn::Add(ReduceTileBlocks(acc), o.bias_blocks);
+    V sums = hn::Add(ReduceTileBlocks(acc), hn::Load(d, o.bias));
     if (o.blocks && from == 0 && s0 + kPixels <= k.plane) {
-      sums = hn::IfThenElseZero(o.real_blocks, ActivateVector(d, p.epilogue, sums));
+      // `real` in every block: lanes whose index mod 4 is below it.
+      const hn::RebindToSigned<D> di;
+      const auto in_block = hn::And(hn::Iota(di, 0), hn::Set(di, 3));
+      const auto real_blocks =
+          hn::RebindMask(d, hn::Lt(in_block, hn::Set(di, static_cast<int32_t>(o.real))));
+      sums = hn::IfThenElseZero(real_blocks, ActivateVector(d, p.epilogue, sums));
       StoreBlocks(sums, y + OutputLanes(p, lanes, k.plane, s0, o.m0).off, o.pixel_stride);
       return;
     }
     HWY_ALIGN float pixels[4 * kPixels];
     hn::Store(sums, d, pixels);
     for (int i = from; i < kPixels && s0 + i < k.plane; ++i) {
-      StoreSums(p, lanes, k.plane, s0 + i, o.m0, o.whole, o.real, hn::Load(D4(), pixels + 4 * i), z,
+      StoreSums(p, lanes, k.plane, s0 + i, o.m0, o.whole, real, hn::Load(D4(), pixels + 4 * i), z,
                 y);
     }
   } else {
     V4 sums[kPixels];
     ReduceTile(acc, sums);
+    const V4 bias = hn::Load(D4(), o.bias);
     for (int i = from; i < kPixels && s0 + i < k.plane; ++i) {
-      StoreSums(p, lanes, k.plane, s0 + i, o.m0, o.whole, o.real, hn::Add(sums[i], o.bias), z, y);
+      StoreSums(p, lanes, k.plane, s0 + i, o.m0, o.whole, real, hn::Add(sums[i], bias), z, y);
     }
   }
 }
@@ -442,20 +449,14 @@ void DotConvRun(const ref::FusedConvParams& p, const float* x, const float* w, c
         b4[j] = bias != nullptr && m0 + j < m ? bias[m0 + j] : 0.0f;
       }
       for (int64_t j = kOut; j < lanes; ++j) b4[j] = b4[j % kOut];
-      const int64_t real = std::min<int64_t>(m - m0, kOut);
       TileOut o;
       o.m0 = m0;
       o.whole = (p.y_block == lanes || (p.y_nhwc && m0 + kOut <= m)) &&
                 !needs_scalar_activation(p.epilogue);
       o.blocks = kBlockPerPixel && o.whole && !p.epilogue.residual;
       o.pixel_stride = p.y_nhwc ? m : lanes;
-      o.real = hn::FirstN(D4(), static_cast<size_t>(real));
-      const hn::RebindToSigned<D> di;
-      const auto lane_in_block = hn::And(hn::Iota(di, 0), hn::Set(di, 3));
-      o.real_blocks =
-          hn::RebindMask(d, hn::Lt(lane_in_block, hn::Set(di, static_cast<int32_t>(real))));
-      o.bias = hn::Load(D4(), b4);
-      o.bias_blocks = hn::Load(d, b4);
+      o.real = std::min<int64_t>(m - m0, kOut);
+      o.bias = b4;
       const bool two = m - m0 <= 2;  // the last tile: 2 channels (kM) are enough
       for (int64_t t = t0; t < t1; ++t) {
         // The last tile of a plane that leaves a partial one ends at the plane's end and
