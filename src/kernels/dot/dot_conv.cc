@@ -321,8 +321,9 @@ HWY_INLINE V4 Block(DV, hn::Vec<DV> v) {
 }
 
 // Stores block i of v (pixel i's 4 outputs) at out + i * pixel_stride: one store where
-// the blocks are adjacent (NHWC with M = 4).
-HWY_INLINE void StoreBlocks(V v, float* out, int64_t pixel_stride) {
+// the blocks are adjacent (NHWC with M = 4). (Not epilogue-inl.h's StoreBlocks, which stores
+// the direct kernels' accumulator tiles.)
+HWY_INLINE void StorePixelBlocks(V v, float* out, int64_t pixel_stride) {
   const D d;
   if (pixel_stride == 4) {
     hn::StoreU(v, d, out);
@@ -370,7 +371,7 @@ HWY_INLINE void TileOutputs(const ref::FusedConvParams& p, const Dot& k, bool po
       const auto real_blocks =
           hn::RebindMask(d, hn::Lt(in_block, hn::Set(di, static_cast<int32_t>(o.real))));
       sums = hn::IfThenElseZero(real_blocks, ActivateVector(d, p.epilogue, sums));
-      StoreBlocks(sums, y + OutputLanes(p, lanes, k.plane, s0, o.m0).off, o.pixel_stride);
+      StorePixelBlocks(sums, y + OutputLanes(p, lanes, k.plane, s0, o.m0).off, o.pixel_stride);
       return;
     }
     HWY_ALIGN float pixels[4 * kPixels];
