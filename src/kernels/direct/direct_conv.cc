@@ -442,7 +442,7 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   }
   WidenHalf<kHalf>(d, acc, hacc);
   AddBias(d, k, ob0, acc);
-  StoreBlocks(d, k.out, ob0, pix0, acc);
+  StoreBlocks<true>(d, k.out, ob0, pix0, acc);
 }
 
 // One tile in the loop order that suits its span (see TileImpl). A dense NCHWc tile

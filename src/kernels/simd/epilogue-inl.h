@@ -5,8 +5,9 @@
 // registers (their initial value in the depthwise kernel, added after the first cache
 // pass in the direct kernel) and the activation happens here, so no separate pass over y
 // exists. Semantics are those of kernels/reference/epilogue.h; every activation but
-// Sigmoid and SiLU gives the reference's float result bit for bit (Relu and Clip on x86
-// through max and min, the others the reference's expression), those two use Highway's
+// Sigmoid and SiLU gives the reference's float result bit for bit (Relu, Clip and the
+// clamp of HardSigmoid and HardSwish on x86 through max and min, the others the
+// reference's expression), those two use Highway's
 // Exp (within 1 ULP of std::exp) and differ from the reference by a few ULP (and below
 // -88.7, where the reference's exp(-v) overflows to 0, by the vector's e^v, under
 // 1.2e-38).
@@ -101,6 +102,18 @@ HWY_INLINE V SigmoidVector(D d, V v) {
   return hn::IfThenElse(hn::IsNaN(v), v, s);
 }
 
+/// The reference's std::max(0, std::min(1, t)) on a vector (HardSigmoid's and HardSwish's
+/// clamp): std::min(1, t) is t < 1 ? t : 1 (NaN gives 1), std::max(0, u) is 0 < u ? u : 0
+/// (-0 gives +0). With x86's min and max (kX86MaxMin) that is Max(Min(t, 1), 0), two
+/// instructions, where each compare and blend is two on the ports the FMAs use.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V UnitClamp(D d, V t) {
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0f);
+  if constexpr (kX86MaxMin) return hn::Max(hn::Min(t, one), zero);
+  const V u = hn::IfThenElse(hn::Lt(t, one), t, one);
+  return hn::IfThenElse(hn::Lt(zero, u), u, zero);
+}
+
 /// Activation A of `e` alone on a vector, A known at compile time (the tile stores pick it once
 /// per tile). Each gives the reference's result bit for bit (NaN and signed zeros
 /// included): the reference's expression, or on x86 Relu and Clip through max and min
@@ -129,15 +142,9 @@ HWY_INLINE V ActivationOnlyAs(D d, const ref::Epilogue& e, V v) {
   } else if constexpr (A == ref::Activation::kLeakyRelu) {
     return hn::IfThenElse(hn::Ge(v, zero), v, hn::Mul(hn::Set(d, e.alpha), v));
   } else if constexpr (A == ref::Activation::kHardSigmoid) {
-    const V one = hn::Set(d, 1.0f);
-    const V t = hn::Add(hn::Mul(hn::Set(d, e.alpha), v), hn::Set(d, e.beta));
-    const V u = hn::IfThenElse(hn::Lt(t, one), t, one);  // std::min(1, t)
-    return hn::IfThenElse(hn::Lt(zero, u), u, zero);     // std::max(0, u)
+    return UnitClamp(d, hn::Add(hn::Mul(hn::Set(d, e.alpha), v), hn::Set(d, e.beta)));
   } else if constexpr (A == ref::Activation::kHardSwish) {
-    const V one = hn::Set(d, 1.0f);
-    const V t = hn::Add(hn::Mul(v, hn::Set(d, 1.0f / 6.0f)), hn::Set(d, 0.5f));
-    const V u = hn::IfThenElse(hn::Lt(t, one), t, one);
-    return hn::Mul(v, hn::IfThenElse(hn::Lt(zero, u), u, zero));
+    return hn::Mul(v, UnitClamp(d, hn::Add(hn::Mul(v, hn::Set(d, 1.0f / 6.0f)), hn::Set(d, 0.5f))));
   } else {
     return v;
   }
@@ -268,9 +275,9 @@ HWY_INLINE V FinishAs(D d, const ref::Epilogue& e, V v, const float* z, int64_t 
 /// StoreBlocksSlow for an NCHWc y and activation A: the B x R vectors in `buf` (as there)
 /// through the residual and A, padded lanes zeroed, one store each. One switch per tile
 /// instead of one per vector (StoreOutput): ppocr's pointwise layers, HardSwish
-/// throughout, took 0.65 to 0.93 of their time in conv_bench, ppocr 0.95 of its own (the
-/// same tile with A inlined was 0.97 of this path's time, a copy of the epilogue in every
-/// tile instantiation).
+/// throughout, took 0.65 to 0.93 of their time in conv_bench, ppocr 0.95 of its own.
+/// PointwiseTile keeps HardSwish in registers instead (StoreBlocks' kHardSwish), the
+/// other tiles (a copy of the epilogue in each of their many instantiations) come here.
 template <ref::Activation A, class D>
 HWY_NOINLINE void StoreVectorsAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0, int B,
                                  int R, const float* buf) {
@@ -356,29 +363,36 @@ HWY_NOINLINE void StoreBlocksSlow(D d, const OutputTarget& o, int64_t ob0, int64
 /// How a tile's store adds the residual z: not at all, before or after the activation.
 enum class Residual { kNone, kBefore, kAfter };
 
-/// StoreBlocksAs for residual mode Z, with o's fields passed as values: Highway's vector
+/// StoreBlocksAs for residual mode Z (and the affine map when kAffine), with o's fields
+/// passed as values: Highway's vector
 /// stores may alias anything, so GCC would reload every field of o and *o.e (and test
 /// the residual flag again) after each store. Each block's R vectors are stored (and z
 /// read) at displacements from one base_register pointer: left to itself, GCC computed
 /// every vector's address into a register of its own, spilling some to the stack (about
 /// 80 scalar instructions per 2 x 12 tile); the pointwise harness took 0.94 to 0.96 of
 /// the time on 2-block layers, UltraFace and FD-1MB 0.96 of theirs (`tern bench -t 1`).
-template <ref::Activation A, Residual Z, int B, int R, class D, class V = hn::Vec<D>>
-HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y,
-                                const float* const z, const int64_t plane, const int64_t channels,
-                                int64_t ob0, int64_t pix0, V (&acc)[B][R]) {
+template <ref::Activation A, Residual Z, int B, int R, bool kAffine = false, class D,
+          class V = hn::Vec<D>>
+HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y, const float* const z,
+                                const int64_t plane, const int64_t channels, int64_t ob0,
+                                int64_t pix0, V (&acc)[B][R]) {
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
   // Vector r of a block whose residual starts at zb (not read without a residual, when
   // z may be null).
-  // No affine map here: StoreBlocks sends those epilogues to StoreBlocksSlow, so that
-  // the tiles' stores test nothing per vector.
+  // The affine map (ActivateAs' product and sum) only where kAffine says so at compile
+  // time, so that the tiles' stores test nothing per vector.
+  const auto stage = [&](V v) HWY_ATTR {
+    v = ActivationOnlyAs<A>(d, e, v);
+    if constexpr (kAffine) v = hn::Add(hn::Mul(v, hn::Set(d, e.scale)), hn::Set(d, e.shift));
+    return v;
+  };
   const auto finish = [&](V v, const float* zb, int r) HWY_ATTR {
     if constexpr (Z == Residual::kBefore) {
-      return ActivationOnlyAs<A>(d, e, hn::Add(v, hn::LoadU(d, zb + r * c)));
+      return stage(hn::Add(v, hn::LoadU(d, zb + r * c)));
     } else if constexpr (Z == Residual::kAfter) {
-      return hn::Add(ActivationOnlyAs<A>(d, e, v), hn::LoadU(d, zb + r * c));
+      return hn::Add(stage(v), hn::LoadU(d, zb + r * c));
     } else {
-      return ActivationOnlyAs<A>(d, e, v);
+      return stage(v);
     }
   };
   const auto residual_at = [&](int64_t off) -> const float* {
@@ -457,10 +471,26 @@ HWY_INLINE void StoreBlocksNhwcAs(D d, const OutputTarget& o, int64_t ob0, int64
 /// of the tile lets the compiler keep a tile's accumulators and weights in registers: with a switch
 /// and a possible call per vector, GCC 12 spilled a weight vector of the pointwise 2x12
 /// tile into the FMA loop.
-template <int B, int R, class D, class V = hn::Vec<D>>
-HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix0,
-                            V (&acc)[B][R]) {
+/// kHardSwish (PointwiseTile): an NCHWc y with HardSwish and no residual, with or without
+/// the affine map after it (ppocr's backbone: PaddlePaddle's LearnableAffineBlock), stays in
+/// registers too. ppocr's pointwise layers took 0.85 to 0.99 of their time in conv_bench
+/// (median 0.955; 32 -> 48 at 64 x 96 0.90), ppocr 0.98 of its own (`tern bench -t 1`;
+/// Zen 4, 7 and 11 alternated rounds).
+template <bool kHardSwish = false, int B, int R, class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix0, V (&acc)[B][R]) {
   const bool fast = !o.e->affine;
+  if constexpr (kHardSwish) {
+    const ref::Epilogue& e = *o.e;
+    if (e.activation == ref::Activation::kHardSwish && !e.residual &&
+        o.y_block == static_cast<int64_t>(hn::Lanes(d))) {
+      if (e.affine) {
+        return StoreBlocksWith<ref::Activation::kHardSwish, Residual::kNone, B, R, true>(
+            d, e, o.y, o.z, o.plane, o.channels, ob0, pix0, acc);
+      }
+      return StoreBlocksWith<ref::Activation::kHardSwish, Residual::kNone, B, R, false>(
+          d, e, o.y, o.z, o.plane, o.channels, ob0, pix0, acc);
+    }
+  }
   if (fast && o.y_block == static_cast<int64_t>(hn::Lanes(d))) {
     switch (o.e->activation) {
       case ref::Activation::kNone:
