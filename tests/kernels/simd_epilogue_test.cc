@@ -42,10 +42,10 @@ std::vector<float> special_values() {
                           1e-40f,
                           -1e-40f,
                           0.5f,
-                          -3.0f,
                           7.0f};
-  // Clip's bounds below (-1, 2; 0, 6; -0, 6) and their neighbours.
-  for (float b : {-1.0f, 2.0f, 6.0f}) {
+  // Clip's bounds below (-1, 2; 0, 6; -0, 6), HardSwish's clamp points (-3, 3) and their
+  // neighbours.
+  for (float b : {-3.0f, 3.0f, -1.0f, 2.0f, 6.0f}) {
     v.push_back(b);
     v.push_back(std::nextafter(b, -inf));
     v.push_back(std::nextafter(b, inf));
@@ -133,6 +133,22 @@ TEST(SimdEpilogue, GemmActivationsMatchTheReferenceBitForBit) {
   });
 }
 
+// A 1x1 conv from `in` to `out` channels on a 1 x n image, NCHWc with blocks of c.
+kernels::ref::FusedConvParams pointwise_row(int64_t in, int64_t out, int64_t n, int c) {
+  kernels::ref::FusedConvParams p;
+  p.conv.in_channels = in;
+  p.conv.out_channels = out;
+  p.conv.groups = 1;
+  p.conv.in = {1, 1, n};
+  p.conv.out = {1, 1, n};
+  p.conv.kernel = {1, 1, 1};
+  p.conv.stride = {1, 1, 1};
+  p.conv.dilation = {1, 1, 1};
+  p.conv.pad_begin = {0, 0, 0};
+  p.x_block = p.y_block = p.w_block = c;
+  return p;
+}
+
 TEST(SimdEpilogue, DirectConvActivationsMatchTheReferenceBitForBit) {
   test::for_each_simd_target([](const std::string& target, int c) {
     if (target == "SCALAR") return;  // no fast conv kernel there
@@ -140,17 +156,7 @@ TEST(SimdEpilogue, DirectConvActivationsMatchTheReferenceBitForBit) {
     const int64_t n = static_cast<int64_t>(x.size());
     // A pointwise conv 1 -> c channels on a 1 x n image, every weight 1, every bias -0:
     // each output lane is the input pixel.
-    kernels::ref::FusedConvParams p;
-    p.conv.in_channels = 1;
-    p.conv.out_channels = c;
-    p.conv.groups = 1;
-    p.conv.in = {1, 1, n};
-    p.conv.out = {1, 1, n};
-    p.conv.kernel = {1, 1, 1};
-    p.conv.stride = {1, 1, 1};
-    p.conv.dilation = {1, 1, 1};
-    p.conv.pad_begin = {0, 0, 0};
-    p.x_block = p.y_block = p.w_block = c;
+    kernels::ref::FusedConvParams p = pointwise_row(1, c, n, c);
     ASSERT_TRUE(kernels::direct_conv_supported(p));
     std::vector<float> xs(n * c, 0.0f), w(c, 1.0f), bias(c, -0.0f);
     for (int64_t i = 0; i < n; ++i) xs[i * c] = x[i];
@@ -161,6 +167,54 @@ TEST(SimdEpilogue, DirectConvActivationsMatchTheReferenceBitForBit) {
                                kernels::direct_conv_work(p).items());
       for (int64_t lane = 0; lane < c; ++lane) {
         expect_activated(e, x, y.data() + lane, c, "direct conv");
+      }
+    }
+  });
+}
+
+// The stores of the pointwise tiles (PointwiseTile: whole tiles of one cache pass), which
+// keep some epilogues in registers that the other tiles store through a buffer: 2 input
+// channels (the value, then -0: x * 1 + -0 * 1 = x, any x), 1 to 3 output blocks, the last
+// one full, more than half full or at most half full (a half-width block), its padded
+// lanes written +0. The special values repeat to a multiple of 12 pixels, so that with
+// the segments of 12 every pixel is in a whole tile on every target.
+TEST(SimdEpilogue, PointwiseTileActivationsMatchTheReferenceBitForBit) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (target == "SCALAR") return;  // no fast conv kernel there
+    const std::vector<float> values = special_values();
+    std::vector<float> x = values;
+    while (x.size() % 12 != 0) x.push_back(values[x.size() % values.size()]);
+    const int64_t n = static_cast<int64_t>(x.size());
+    for (const int64_t m :
+         {int64_t{c}, int64_t{2} * c, int64_t{c} + 1, int64_t{c} + c / 2 + 1, int64_t{2} * c + 3}) {
+      SCOPED_TRACE("output channels " + std::to_string(m));
+      kernels::ref::FusedConvParams p = pointwise_row(2, m, n, c);
+      ASSERT_TRUE(kernels::direct_conv_supported(p));
+      const int64_t blocks = (m + c - 1) / c;
+      std::vector<float> xs(n * c, 0.0f), w(blocks * 2 * c, 0.0f), bias(m, -0.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        xs[i * c] = x[i];
+        xs[i * c + 1] = -0.0f;
+      }
+      // Packed [block][input channel][lane]: weight 1 for every real output channel.
+      for (int64_t oc = 0; oc < m; ++oc) {
+        for (int64_t ic = 0; ic < 2; ++ic) w[(oc / c * 2 + ic) * c + oc % c] = 1.0f;
+      }
+      for (const Epilogue& e : epilogues()) {
+        p.epilogue = e;
+        std::vector<float> y(blocks * n * c, 12345.0f);
+        kernels::f32_direct_conv(p, xs.data(), w.data(), bias.data(), nullptr, y.data(), 0,
+                                 kernels::direct_conv_work(p).items());
+        for (int64_t oc = 0; oc < blocks * c; ++oc) {
+          const float* yo = y.data() + (oc / c * n) * c + oc % c;
+          if (oc < m) {
+            expect_activated(e, x, yo, c, "pointwise tile");
+            continue;
+          }
+          for (int64_t i = 0; i < n; ++i) {
+            EXPECT_TRUE(same_bits(yo[i * c], 0.0f)) << "padded lane " << oc << " of pixel " << i;
+          }
+        }
       }
     }
   });

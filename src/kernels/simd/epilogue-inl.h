@@ -7,10 +7,9 @@
 // exists. Semantics are those of kernels/reference/epilogue.h; every activation but
 // Sigmoid and SiLU gives the reference's float result bit for bit (Relu, Clip and the
 // clamp of HardSigmoid and HardSwish on x86 through max and min, the others the
-// reference's expression), those two use Highway's
-// Exp (within 1 ULP of std::exp) and differ from the reference by a few ULP (and below
-// -88.7, where the reference's exp(-v) overflows to 0, by the vector's e^v, under
-// 1.2e-38).
+// reference's expression); those two use Highway's Exp (within 1 ULP of std::exp) and
+// differ from the reference by a few ULP (and below -88.7, where the reference's exp(-v)
+// overflows to 0, by the vector's e^v, under 1.2e-38).
 //
 // Per-target header: include it after hwy/highway.h inside a foreach_target translation
 // unit (the include guard toggles with HWY_TARGET_TOGGLE, as Highway's -inl.h headers do).
@@ -70,8 +69,8 @@ inline OutputTarget output_target(const ref::FusedConvParams& p, const float* z,
 /// Whether Highway's Max and Min are x86's max and min instructions on this target (SSE4,
 /// AVX2, AVX-512): they return their second operand when either is NaN and when both are
 /// zeros, so Max and Min with the vector second compute the reference's compares exactly
-/// (ActivateAs's Relu and Clip rely on it). The scalar and EMU128 targets return the
-/// operand that is not NaN instead, and NEON's max gives NaN.
+/// (ActivationOnlyAs' Relu and Clip, and UnitClamp, rely on it). The scalar and EMU128
+/// targets return the operand that is not NaN instead, and NEON's max gives NaN.
 inline constexpr bool kX86MaxMin =
     HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128;
 
@@ -116,9 +115,10 @@ HWY_INLINE V UnitClamp(D d, V t) {
 
 /// Activation A of `e` alone on a vector, A known at compile time (the tile stores pick it once
 /// per tile). Each gives the reference's result bit for bit (NaN and signed zeros
-/// included): the reference's expression, or on x86 Relu and Clip through max and min
-/// (kX86MaxMin); but Sigmoid and SiLU (SigmoidVector). A must have a vector form (see
-/// needs_scalar_activation); other kinds return v.
+/// included): the reference's expression, or on x86 Relu, Clip and HardSigmoid's and
+/// HardSwish's clamp (UnitClamp) through max and min (kX86MaxMin); but Sigmoid and SiLU
+/// (SigmoidVector). A must have a vector form (see needs_scalar_activation); other kinds
+/// return v.
 template <ref::Activation A, class D, class V = hn::Vec<D>>
 HWY_INLINE V ActivationOnlyAs(D d, const ref::Epilogue& e, V v) {
   const V zero = hn::Zero(d);
@@ -276,8 +276,9 @@ HWY_INLINE V FinishAs(D d, const ref::Epilogue& e, V v, const float* z, int64_t 
 /// through the residual and A, padded lanes zeroed, one store each. One switch per tile
 /// instead of one per vector (StoreOutput): ppocr's pointwise layers, HardSwish
 /// throughout, took 0.65 to 0.93 of their time in conv_bench, ppocr 0.95 of its own.
-/// PointwiseTile keeps HardSwish in registers instead (StoreBlocks' kHardSwish), the
-/// other tiles (a copy of the epilogue in each of their many instantiations) come here.
+/// PointwiseTile keeps HardSwish without a residual in registers instead (StoreBlocks'
+/// kHardSwish); the other tiles (a copy of the epilogue in each of their many
+/// instantiations) and residuals come here.
 template <ref::Activation A, class D>
 HWY_NOINLINE void StoreVectorsAs(D d, const OutputTarget& o, int64_t ob0, int64_t pix0, int B,
                                  int R, const float* buf) {
@@ -364,28 +365,27 @@ HWY_NOINLINE void StoreBlocksSlow(D d, const OutputTarget& o, int64_t ob0, int64
 enum class Residual { kNone, kBefore, kAfter };
 
 /// StoreBlocksAs for residual mode Z (and the affine map when kAffine), with o's fields
-/// passed as values: Highway's vector
-/// stores may alias anything, so GCC would reload every field of o and *o.e (and test
-/// the residual flag again) after each store. Each block's R vectors are stored (and z
-/// read) at displacements from one base_register pointer: left to itself, GCC computed
-/// every vector's address into a register of its own, spilling some to the stack (about
-/// 80 scalar instructions per 2 x 12 tile); the pointwise harness took 0.94 to 0.96 of
-/// the time on 2-block layers, UltraFace and FD-1MB 0.96 of theirs (`tern bench -t 1`).
+/// passed as values: Highway's vector stores may alias anything, so GCC would reload every
+/// field of o and *o.e (and test the residual flag again) after each store. Each block's R vectors
+/// are stored (and z read) at displacements from one base_register pointer: left to itself, GCC
+/// computed every vector's address into a register of its own, spilling some to the stack (about 80
+/// scalar instructions per 2 x 12 tile); the pointwise harness took 0.94 to 0.96 of the time on
+/// 2-block layers, UltraFace and FD-1MB 0.96 of theirs (`tern bench -t 1`).
 template <ref::Activation A, Residual Z, int B, int R, bool kAffine = false, class D,
           class V = hn::Vec<D>>
 HWY_INLINE void StoreBlocksWith(D d, const ref::Epilogue e, float* const y, const float* const z,
                                 const int64_t plane, const int64_t channels, int64_t ob0,
                                 int64_t pix0, V (&acc)[B][R]) {
   const int64_t c = static_cast<int64_t>(hn::Lanes(d));
-  // Vector r of a block whose residual starts at zb (not read without a residual, when
-  // z may be null).
-  // The affine map (ActivateAs' product and sum) only where kAffine says so at compile
-  // time, so that the tiles' stores test nothing per vector.
+  // The activation, then the affine map (ActivateAs' product and sum) only where kAffine
+  // says so at compile time, so that the tiles' stores test nothing per vector.
   const auto stage = [&](V v) HWY_ATTR {
     v = ActivationOnlyAs<A>(d, e, v);
     if constexpr (kAffine) v = hn::Add(hn::Mul(v, hn::Set(d, e.scale)), hn::Set(d, e.shift));
     return v;
   };
+  // Vector r of a block whose residual starts at zb (not read without a residual, when
+  // z may be null).
   const auto finish = [&](V v, const float* zb, int r) HWY_ATTR {
     if constexpr (Z == Residual::kBefore) {
       return stage(hn::Add(v, hn::LoadU(d, zb + r * c)));
@@ -467,15 +467,15 @@ HWY_INLINE void StoreBlocksNhwcAs(D d, const OutputTarget& o, int64_t ob0, int64
 /// ob0 + B - 1 at the consecutive output pixels pix0 .. pix0 + R - 1 through the
 /// epilogue. The common case (NCHWc y; no activation, Relu or Clip; no affine map) stays
 /// in registers with one switch per tile; the others (NCHW y, the other activations, an
-/// affine map) go through a buffer to StoreBlocksSlow. Keeping every per-vector branch and call out
-/// of the tile lets the compiler keep a tile's accumulators and weights in registers: with a switch
-/// and a possible call per vector, GCC 12 spilled a weight vector of the pointwise 2x12
-/// tile into the FMA loop.
-/// kHardSwish (PointwiseTile): an NCHWc y with HardSwish and no residual, with or without
-/// the affine map after it (ppocr's backbone: PaddlePaddle's LearnableAffineBlock), stays in
-/// registers too. ppocr's pointwise layers took 0.85 to 0.99 of their time in conv_bench
-/// (median 0.955; 32 -> 48 at 64 x 96 0.90), ppocr 0.98 of its own (`tern bench -t 1`;
-/// Zen 4, 7 and 11 alternated rounds).
+/// affine map) go through a buffer to StoreBlocksSlow, but for kHardSwish's case below. Keeping
+/// every per-vector branch and call out of the tile lets the compiler keep a tile's accumulators
+/// and weights in registers: with a switch and a possible call per vector, GCC 12 spilled a weight
+/// vector of the pointwise 2x12 tile into the FMA loop. kHardSwish (PointwiseTile): an NCHWc y with
+/// HardSwish and no residual, with or without the affine map after it (ppocr's backbone:
+/// PaddlePaddle's LearnableAffineBlock), stays in registers too. Against the buffer path (with
+/// UnitClamp in both), ppocr's pointwise layers took 0.85 to 0.99 of their time in conv_bench
+/// (median 0.955; 32 -> 48 at 64 x 96 0.90), ppocr 0.98 of its own (`tern bench -t 1`; Zen 4, 7 and
+/// 11 alternated rounds).
 template <bool kHardSwish = false, int B, int R, class D, class V = hn::Vec<D>>
 HWY_INLINE void StoreBlocks(D d, const OutputTarget& o, int64_t ob0, int64_t pix0, V (&acc)[B][R]) {
   const bool fast = !o.e->affine;
