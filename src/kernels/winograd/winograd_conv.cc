@@ -108,14 +108,11 @@ HWY_INLINE void OutputTransform6(D d, const V (&m)[6], V (&o)[4]) {
 }
 
 // Step 1 for tiles [t0, t0 + n) of the image into v. Input block by input block, and
-// within a block tile by tile (the image's row-major order), so that a tile's stores go
-// to the lines right after the previous tile's in each point's V (36 streams; tile-major
-// order interleaved the blocks: 36 x cblocks) and its patch overlaps the previous tile's;
-// and the columns the next tile adds are prefetched, the input plane being larger than
-// L1 (80 x 80 x 16 floats on RetinaFace 640). On AMD Zen 4, `perf` of RetinaFace 640 at
-// 1 thread: this step's samples went from 0.214 of the pointwise kernel's (unchanged) to
-// 0.149 to 0.190 (3 runs); in conv_bench's fpn merge1 and ssh1 conv3X3, from 0.291 of the
-// GEMM's to 0.221 (the block-major order alone: 0.253).
+// within a block tile by tile, so that a tile's stores go to the lines right after the
+// previous tile's in each point's V (36 streams; tile-major order interleaved the blocks:
+// 36 x cblocks) and its patch overlaps the previous tile's; the columns a later tile adds
+// are prefetched, the input plane being larger than L1 (80 x 80 x 16 floats on RetinaFace
+// 640). Measured in README.md ("How it computes").
 void TransformInput(const Wino& k, int64_t t0, int64_t n, float* v) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
@@ -130,7 +127,8 @@ void TransformInput(const Wino& k, int64_t t0, int64_t n, float* v) {
       const bool inside = r0 >= 0 && r0 + 5 * dh < k.h && c0 >= 0 && c0 + 5 * dw < k.w;
       float* vt = v + (cb * kTiles + t) * c;
       if (inside && c0 + 9 * dw < k.w) {
-        // The 4 columns after the patch: the next tile's along the row (4 outputs on).
+        // The 4 columns after the patch: the new ones of tile t + dw, the next of this
+        // phase (tiles run phase-fastest, ref::WinogradAxis: 4 outputs on, dw apart).
         const float* xp = xb + (r0 * k.w + c0 + 6 * dw) * c;
         for (int i = 0; i < 6; ++i) {
           for (int j = 0; j < 4; ++j) hwy::Prefetch(xp + (i * dh * k.w + j * dw) * c);
@@ -235,8 +233,7 @@ void GemmN(int64_t blocks, const Wino& k, int64_t ob0, int64_t n, const float* v
 // transform took 19 % of SqueezeNet's winograd layers' time in conv_bench (perf), the
 // GEMM 55 %. Block by block, and tile by tile within a block: each tile's rows continue
 // the previous tile's in one output plane (tile-major order wrote to every block's plane
-// in turn); on Zen 4 this step's `perf` samples in RetinaFace 640 went from 0.076 to
-// 0.095 of the pointwise kernel's to 0.065 to 0.069 (two runs each).
+// in turn; measured in README.md).
 template <ref::Activation A, bool kGeneral>
 HWY_NOINLINE void TransformOutputAs(const Wino& k, int64_t t0, int64_t n, int64_t ob0, int64_t ob1,
                                     const float* m) {
@@ -247,12 +244,12 @@ HWY_NOINLINE void TransformOutputAs(const Wino& k, int64_t t0, int64_t n, int64_
   float* const y = k.out.y;
   const float* const z = k.out.z;
   const int64_t plane = k.out.plane;
+  const int64_t row_step = k.ah.dilation * k.ow, col_step = k.aw.dilation;
   for (int64_t ob = ob0; ob < ob1; ++ob) {
     for (int64_t t = 0; t < n; ++t) {
       const int64_t th = (t0 + t) / k.aw.tiles, tw = (t0 + t) % k.aw.tiles;
       const int64_t rows = k.ah.valid(th), cols = k.aw.valid(tw);
       const int64_t pix0 = k.ah.output(th, 0) * k.ow + k.aw.output(tw, 0);
-      const int64_t row_step = k.ah.dilation * k.ow, col_step = k.aw.dilation;
       const float* mp = m + (t * k.mblocks + ob) * kPoints * c;
       const V bias = LoadBias(d, k.bias, k.out.channels, ob);
       const int64_t valid = k.out.channels - ob * c;
