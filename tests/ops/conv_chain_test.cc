@@ -7,8 +7,9 @@
 // rows and the default, 1 to 3 threads, a 1x1 conv at stride 2, an NCHW last output
 // with and without a residual, run() and bind(), on every SIMD target (each case checks
 // that the chain runs in bands there, or one layer after the other on the scalar
-// target); the fallback (layers whose kernel cannot compute bands); attribute and input
-// errors.
+// target); one op run again and again with new inputs, weights and shapes (run() reuses
+// the call it prepared); the fallback (layers whose kernel cannot compute bands); attribute
+// and input errors.
 #include "ops/conv_chain.h"
 
 #include <gtest/gtest.h>
@@ -147,14 +148,7 @@ Tensor run_layers(const Tensor& x, const std::vector<Layer>& layers, const Tenso
 // kernels sum the same terms, but a band's tiles may split a row differently (a
 // narrower tail tile sums its channels in two chains), so values agree to float
 // rounding, relative to max(1, |value|).
-// `banded`: whether the chain must run in bands (else one layer after the other).
-void expect_chain_matches(const Tensor& x, const std::vector<Layer>& layers, const Tensor& z,
-                          int64_t band_rows, int threads, bool banded, bool bound = false) {
-  const Tensor expected = run_layers(x, layers, z);
-  const auto op = make_internal("ConvChain", chain_attrs(layers, band_rows), "chain");
-  const std::vector<Tensor> inputs = chain_inputs(x, layers, z);
-  EXPECT_EQ(ops::conv_chain_runs_in_bands(*op, inputs), banded);
-  const Tensor got = run(*op, inputs, threads, bound);
+void expect_close(const Tensor& got, const Tensor& expected) {
   ASSERT_EQ(got.shape(), expected.shape());
   const float* g = got.data<float>();
   const float* e = expected.data<float>();
@@ -166,6 +160,18 @@ void expect_chain_matches(const Tensor& x, const std::vector<Layer>& layers, con
       ++bad;
     }
   }
+}
+
+// expect_close for the chain of `layers` against the layers one after the other.
+// `banded`: whether the chain must run in bands (else one layer after the other).
+void expect_chain_matches(const Tensor& x, const std::vector<Layer>& layers, const Tensor& z,
+                          int64_t band_rows, int threads, bool banded, bool bound = false) {
+  const Tensor expected = run_layers(x, layers, z);
+  const auto op = make_internal("ConvChain", chain_attrs(layers, band_rows), "chain");
+  const std::vector<Tensor> inputs = chain_inputs(x, layers, z);
+  EXPECT_EQ(ops::conv_chain_runs_in_bands(*op, inputs), banded);
+  const Tensor got = run(*op, inputs, threads, bound);
+  expect_close(got, expected);
 }
 
 // UltraFace's first four layers on an h x w image: 3 -> c1 (3x3 stride 2), depthwise
@@ -271,6 +277,48 @@ TEST(ConvChain, StridedOneByOneAndAnNchwResidualOutputMatch) {
         }
       }
       seed += 10;
+    }
+  });
+}
+
+// One op run() again and again, as a plan runs the unbound step that reads its graph
+// input: new data at new addresses for X, Z and the weights, other shapes, then the first
+// ones again. Each run must match its layers (run() reuses the call it prepared for the
+// same shapes and weights with the new X, Z and Y).
+TEST(ConvChain, RunsAgainWithNewInputsAndShapes) {
+  test::for_each_simd_target([&](const std::string&, int64_t c) {
+    const bool banded = band_kernels_cover(c);
+    const std::vector<Layer> first = ultraface_layers(c, 2 * c, c, false);
+    std::vector<Layer> other = ultraface_layers(c, 2 * c, c, false);
+    for (size_t i = 0; i < other.size(); ++i) {
+      other[i].w = test::random_tensor<float>(other[i].w.shape(), 90 + 2 * i, -0.5, 0.5);
+      other[i].b = test::random_tensor<float>(other[i].b.shape(), 91 + 2 * i, -0.5, 0.5);
+    }
+    const auto op = make_internal("ConvChain", chain_attrs(first, 0), "chain");
+    struct Case {
+      Shape x;
+      const std::vector<Layer>* layers;
+      bool residual;
+    };
+    const std::vector<Case> cases = {
+        {{1, 3, 24, 40}, &first, false}, {{1, 3, 24, 40}, &first, false},
+        {{1, 3, 24, 40}, &first, true},  {{1, 3, 24, 40}, &first, true},
+        {{1, 3, 17, 9}, &first, false},  {{1, 3, 24, 40}, &other, false},
+        {{2, 3, 24, 40}, &first, false}, {{1, 3, 24, 40}, &first, false}};
+    uint32_t seed = 100;
+    std::vector<Tensor> kept;  // every run's X and Z stay alive: each run's are at new addresses
+    for (size_t k = 0; k < cases.size(); ++k) {
+      const Case& cs = cases[k];
+      SCOPED_TRACE(testing::Message() << "run " << k);
+      const Tensor x = test::random_tensor<float>(cs.x, seed++);
+      Tensor z;
+      if (cs.residual)
+        z = test::random_tensor<float>(run_layers(x, *cs.layers, Tensor()).shape(), seed++);
+      kept.push_back(x);
+      kept.push_back(z);
+      const std::vector<Tensor> inputs = chain_inputs(x, *cs.layers, z);
+      EXPECT_EQ(ops::conv_chain_runs_in_bands(*op, inputs), banded);
+      expect_close(run(*op, inputs, 1 + static_cast<int>(k % 2)), run_layers(x, *cs.layers, z));
     }
   });
 }
