@@ -15,6 +15,7 @@
 #include "base/dtype_dispatch.h"
 #include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
+#include "ops/elementwise.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
 
@@ -137,8 +138,8 @@ class BinaryOp final : public Op {
         }
       }
       it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-        kernels::ref::binary<T>(kind_, n, reinterpret_cast<const T*>(p[1]), s[1],
-                                reinterpret_cast<const T*>(p[2]), s[2], reinterpret_cast<T*>(p[0]));
+        binary_run<T>(kind_, n, reinterpret_cast<const T*>(p[1]), s[1],
+                      reinterpret_cast<const T*>(p[2]), s[2], reinterpret_cast<T*>(p[0]));
       });
     });
   }

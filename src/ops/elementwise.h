@@ -1,14 +1,35 @@
 // The run loop shared by the one-input elementwise ops (Relu, Sigmoid, ..., Clip): walk
 // an input of any strides with the broadcast iterator and apply a typed kernel to each
-// run, writing a contiguous output of the same shape and dtype.
+// run, writing a contiguous output of the same shape and dtype; and the kernel choice of
+// the binary arithmetic ops (Add ... PRelu, Sum, Max, Min, Mean) for one such run.
 #pragma once
 
 #include <string>
+#include <type_traits>
 
+#include "kernels/binary/binary.h"
+#include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
 #include "ops/op_args.h"
 
 namespace tern::ops {
+
+/// y[i] = f(a[i * a_stride], b[i * b_stride]) for i in [0, n), y contiguous: one run of a
+/// binary op's broadcast iterator. Float runs whose operands are contiguous or broadcast
+/// (kernels::f32_binary_supported) take the vector kernel (kernels/binary), which gives
+/// the same bits; everything else ref::binary<T>. UltraFace's box decoding (eight float
+/// ops on [1, 4420, 2] with a same-shape or a scalar operand) took half as long
+/// (kernels/binary/README.md).
+template <typename T>
+void binary_run(kernels::ref::BinaryKind kind, int64_t n, const T* a, int64_t a_stride, const T* b,
+                int64_t b_stride, T* y) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (kernels::f32_binary_supported(kind, a_stride, b_stride)) {
+      return kernels::f32_binary(kind, n, a, a_stride, b, b_stride, y);
+    }
+  }
+  kernels::ref::binary<T>(kind, n, a, a_stride, b, b_stride, y);
+}
 
 /// y = f(x) elementwise, for an x whose dtype is one of Ts. `make_kernel` is called once
 /// as make_kernel.template operator()<T>() for x's dtype T and returns the per-run

@@ -7,6 +7,7 @@
 #include "base/dtype_dispatch.h"
 #include "kernels/reference/elementwise.h"
 #include "ops/broadcast.h"
+#include "ops/elementwise.h"
 #include "ops/op_args.h"
 #include "ops/registry.h"
 
@@ -73,9 +74,8 @@ class VariadicOp final : public Op {
         const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(lhs),
                                    StridedOperand::of(inputs[k])};
         it.parallel_for_each(ctx.num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-          kernels::ref::binary<T>(kind_, n, reinterpret_cast<const T*>(p[1]), s[1],
-                                  reinterpret_cast<const T*>(p[2]), s[2],
-                                  reinterpret_cast<T*>(p[0]));
+          binary_run<T>(kind_, n, reinterpret_cast<const T*>(p[1]), s[1],
+                        reinterpret_cast<const T*>(p[2]), s[2], reinterpret_cast<T*>(p[0]));
         });
       }
       if constexpr (!is_integer_element_v<T>) {
@@ -91,8 +91,8 @@ class VariadicOp final : public Op {
     const T c = to_element<T>(count);
     const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(y)};
     it.parallel_for_each(num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      kernels::ref::binary<T>(BinaryKind::kDiv, n, reinterpret_cast<const T*>(p[1]), s[1], &c, 0,
-                              reinterpret_cast<T*>(p[0]));
+      binary_run<T>(BinaryKind::kDiv, n, reinterpret_cast<const T*>(p[1]), s[1], &c, 0,
+                    reinterpret_cast<T*>(p[0]));
     });
   }
 

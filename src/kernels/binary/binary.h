@@ -1,0 +1,27 @@
+// Elementwise binary arithmetic (Add, Sub, Mul, Div, Max, Min, PRelu) on float32 runs,
+// with Highway, dispatched at run time. See README.md in this folder; the reference twin
+// is ref::binary (kernels/reference/elementwise.h).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/reference/elementwise.h"
+
+namespace tern::kernels {
+
+/// Whether f32_binary computes `kind` with operand strides a_stride and b_stride (in
+/// elements): kAdd, kSub, kMul, kDiv, kMax, kMin and kPRelu, each operand contiguous
+/// (stride 1) or one value for the whole run (stride 0). The others (integer remainders,
+/// shifts) and other strides stay with the reference.
+bool f32_binary_supported(ref::BinaryKind kind, int64_t a_stride, int64_t b_stride);
+
+/// y[i] = f(a[i * a_stride], b[i * b_stride]) for i in [0, n), y contiguous (it may be a
+/// or b when that operand is contiguous): bit for bit what ref::binary<float> computes
+/// (ONNX Add-14, Sub-14, Mul-14, Div-14, Max-13, Min-13 with two inputs, PRelu-16), since
+/// each lane does the same IEEE operation. Max and Min return NaN where b is NaN and a
+/// where a is NaN, as the reference. Throws InvalidArgument when
+/// f32_binary_supported(kind, a_stride, b_stride) is false.
+void f32_binary(ref::BinaryKind kind, int64_t n, const float* a, int64_t a_stride, const float* b,
+                int64_t b_stride, float* y);
+
+}  // namespace tern::kernels
