@@ -3,7 +3,8 @@
 // the compiled plans that conv_bench does not cover (FusedConv, ConvChain) and that does
 // work (not a view: Reshape, Flatten) runs through its op as the plan runs it, on the
 // plan's layouts. Pooling (kernels/pool), Softmax (kernels/softmax), Exp and Sigmoid
-// (kernels/unary), Gemm and MatMul (kernels/gemm), and the NCHWc elementwise, Concat,
+// (kernels/unary), Add, Sub, Mul and Div (kernels/binary), Gemm and MatMul (kernels/gemm),
+// and the NCHWc elementwise, Concat,
 // Resize, Slice, Split and Reorder of ops/ each show up under their op type. Each runs
 // on buffers of its own, out of place: a Concat whose inputs the plan has their producers
 // write into its output (the pass concat-slices) is left out when that holds for every

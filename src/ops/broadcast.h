@@ -10,8 +10,8 @@
 //
 //   BroadcastIterator it({StridedOperand::of(out), StridedOperand::of(a), StridedOperand::of(b)});
 //   it.parallel_for_each(threads, [&](char* const* p, const int64_t* s, int64_t n) {
-//     kernels::ref::binary<float>(kind, n, (const float*)p[1], s[1], (const float*)p[2], s[2],
-//                                 (float*)p[0]);
+//     binary_run<float>(kind, n, (const float*)p[1], s[1], (const float*)p[2], s[2],
+//                       (float*)p[0]);  // ops/elementwise.h
 //   });
 #pragma once
 

@@ -79,6 +79,8 @@ float* thread_scratch(int64_t floats) {
 /// the other on whole tensors instead (allocated per run).
 /// Bands start at other rows with other thread counts and L2 sizes, and the kernels may
 /// then split a band's rows into other tiles: results agree to float rounding.
+/// run() keeps the banded call it prepared and reuses it for the same shapes, weights and
+/// SIMD target (a step that reads the graph input is not bound).
 /// Errors: ModelError for bad attributes, ShapeError (naming the layer) for shapes that
 /// do not fit.
 class ConvChainOp final : public Op {
@@ -118,27 +120,27 @@ class ConvChainOp final : public Op {
   }
 
   // A step that is not bound: the first chain of a model, whose X is the graph input and
-  // moves with every run. The banded call prepared for the last run's shapes and weights
-  // serves again with the new X, Z and Y: prepare() took about 10 us of every run of
-  // UltraFace slim-320 (1.7 ms at one thread on Zen 4; `perf`).
+  // moves with every run. The banded call prepared for the last run's shapes, weights and
+  // SIMD target serves again with the new X, Z and Y: prepare() took about 10 us of every
+  // run of UltraFace slim-320 (1.7 ms at one thread on Zen 4; `perf`).
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
            const ExecContext& ctx) const override {
     std::vector<Tensor> in;
     for (const Tensor& t : inputs) in.push_back(t.defined() ? t.contiguous() : t);
+    CacheKey key = cache_key(in, outputs[0]);
     std::shared_ptr<const Cached> last;
     {
       std::lock_guard<std::mutex> lock(cache_mutex_);
       last = cache_;
     }
-    if (last && last->key == cache_key(in, outputs[0])) {
+    if (last && last->key == key) {
       Call c = last->call;
       c.x = in[0].data<float>();
-      c.z = last->call.z ? in.back().data<float>() : nullptr;
+      c.z = c.layers.back().p.epilogue.residual ? in.back().data<float>() : nullptr;
       c.y = outputs[0].data<float>();
       return launch(c, ctx);
     }
-    auto fresh =
-        std::make_shared<Cached>(Cached{prepare(in, outputs[0]), cache_key(in, outputs[0])});
+    auto fresh = std::make_shared<Cached>(Cached{prepare(in, outputs[0]), std::move(key)});
     launch(fresh->call, ctx);
     if (!fresh->call.banded) return;  // the fallback runs on the tensors themselves
     fresh->call.inputs.clear();       // keeps no tensor of this run alive
@@ -401,11 +403,13 @@ class ConvChainOp final : public Op {
   }
 
   // What a prepared call depends on besides X's, Z's and Y's addresses: every input's and
-  // Y's shape (an undefined input: {-1} and a null address) and the weights' and
-  // biases' addresses.
+  // Y's shape ({-1} for an undefined input), the weights' and biases' addresses (null for
+  // an undefined bias) and the SIMD target (simd_target_epoch: the layers' kernels and
+  // blocks are chosen for it).
   struct CacheKey {
     std::vector<Shape> shapes;
     std::vector<const void*> params;
+    int64_t epoch = 0;
     bool operator==(const CacheKey&) const = default;
   };
   struct Cached {
@@ -422,6 +426,7 @@ class ConvChainOp final : public Op {
         k.params.push_back(t.defined() ? t.raw_data() : nullptr);
     }
     k.shapes.push_back(y.shape());
+    k.epoch = simd_target_epoch();
     return k;
   }
 

@@ -7,9 +7,9 @@
 // rows and the default, 1 to 3 threads, a 1x1 conv at stride 2, an NCHW last output
 // with and without a residual, run() and bind(), on every SIMD target (each case checks
 // that the chain runs in bands there, or one layer after the other on the scalar
-// target); one op run again and again with new inputs, weights and shapes (run() reuses
-// the call it prepared); the fallback (layers whose kernel cannot compute bands); attribute
-// and input errors.
+// target); one op run again and again with new inputs, weights and shapes, and on another
+// SIMD target (run() reuses the call it prepared only for the same ones); the fallback (layers
+// whose kernel cannot compute bands); attribute and input errors.
 #include "ops/conv_chain.h"
 
 #include <gtest/gtest.h>
@@ -306,7 +306,7 @@ TEST(ConvChain, RunsAgainWithNewInputsAndShapes) {
         {{1, 3, 17, 9}, &first, false},  {{1, 3, 24, 40}, &other, false},
         {{2, 3, 24, 40}, &first, false}, {{1, 3, 24, 40}, &first, false}};
     uint32_t seed = 100;
-    std::vector<Tensor> kept;  // every run's X and Z stay alive: each run's are at new addresses
+    std::vector<Tensor> kept;  // every run's X, Z and Y stay alive: each run's at new addresses
     for (size_t k = 0; k < cases.size(); ++k) {
       const Case& cs = cases[k];
       SCOPED_TRACE(testing::Message() << "run " << k);
@@ -318,9 +318,30 @@ TEST(ConvChain, RunsAgainWithNewInputsAndShapes) {
       kept.push_back(z);
       const std::vector<Tensor> inputs = chain_inputs(x, *cs.layers, z);
       EXPECT_EQ(ops::conv_chain_runs_in_bands(*op, inputs), banded);
-      expect_close(run(*op, inputs, 1 + static_cast<int>(k % 2)), run_layers(x, *cs.layers, z));
+      kept.push_back(run(*op, inputs, 1 + static_cast<int>(k % 2)));
+      expect_close(kept.back(), run_layers(x, *cs.layers, z));
     }
   });
+}
+
+// One op run on the best SIMD target, then on another one forced (its blocks differ, and
+// the scalar target computes the layers one after the other), then on the best again:
+// the call prepared for one target must not run on another.
+TEST(ConvChain, RunsAgainOnAnotherSimdTarget) {
+  const std::vector<std::string> targets = dispatchable_simd_targets();
+  if (targets.size() < 2) GTEST_SKIP() << "one SIMD target only";
+  const std::vector<Layer> layers = ultraface_layers(16, 32, simd_float_lanes(), false);
+  const auto op = make_internal("ConvChain", chain_attrs(layers, 0), "chain");
+  const Tensor x = test::random_tensor<float>({1, 3, 24, 40}, 120);
+  const std::vector<Tensor> inputs = chain_inputs(x, layers, Tensor());
+  const Tensor best = run(*op, inputs, 1);
+  expect_close(best, run_layers(x, layers, Tensor()));
+  force_simd_target(targets.back());
+  const Tensor forced = run(*op, inputs, 1);
+  const Tensor forced_layers = run_layers(x, layers, Tensor());
+  force_simd_target("");
+  expect_close(forced, forced_layers);
+  expect_close(run(*op, inputs, 1), best);
 }
 
 TEST(ConvChain, Errors) {

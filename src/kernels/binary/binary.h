@@ -18,7 +18,8 @@ bool f32_binary_supported(ref::BinaryKind kind, int64_t a_stride, int64_t b_stri
 /// y[i] = f(a[i * a_stride], b[i * b_stride]) for i in [0, n), y contiguous (it may be a
 /// or b when that operand is contiguous): bit for bit what ref::binary<float> computes
 /// (ONNX Add-14, Sub-14, Mul-14, Div-14, Max-13, Min-13 with two inputs, PRelu-16), since
-/// each lane does the same IEEE operation. Max and Min return NaN where b is NaN and a
+/// each lane does the same IEEE operation (a NaN from two NaN inputs may carry the other's
+/// payload). Max and Min return NaN where b is NaN and a
 /// where a is NaN, as the reference. Throws InvalidArgument when
 /// f32_binary_supported(kind, a_stride, b_stride) is false.
 void f32_binary(ref::BinaryKind kind, int64_t n, const float* a, int64_t a_stride, const float* b,
