@@ -14,17 +14,23 @@
 
 namespace tern::ops {
 
+/// Shortest run that binary_run gives the vector kernel. Its call (dispatch, tail through
+/// buffers) costs about 20 ns: runs of 8192 floats cut into runs of 2 took 94 us against the
+/// reference's 18, runs of 16 4.0 to 4.2 against 2.7, runs of 64 1.15 to 1.6 against 1.2 to
+/// 2.4, runs of 8192 0.86 against 1.13 (Mul, Zen 4, one thread).
+inline constexpr int64_t kBinaryVectorMinRun = 64;
+
 /// y[i] = f(a[i * a_stride], b[i * b_stride]) for i in [0, n), y contiguous: one run of a
-/// binary op's broadcast iterator. Float runs whose operands are contiguous or broadcast
-/// (kernels::f32_binary_supported) take the vector kernel (kernels/binary), which gives
-/// the same bits; everything else ref::binary<T>. UltraFace's box decoding (eight float
-/// ops on [1, 4420, 2] with a same-shape or a scalar operand) took half as long
-/// (kernels/binary/README.md).
+/// binary op's broadcast iterator. Float runs of at least kBinaryVectorMinRun elements
+/// whose operands are contiguous or broadcast (kernels::f32_binary_supported) take the
+/// vector kernel (kernels/binary), which gives the same bits; everything else
+/// ref::binary<T>. UltraFace's box decoding (eight float ops on [1, 4420, 2] with a
+/// same-shape or a scalar operand) took half as long (kernels/binary/README.md).
 template <typename T>
 void binary_run(kernels::ref::BinaryKind kind, int64_t n, const T* a, int64_t a_stride, const T* b,
                 int64_t b_stride, T* y) {
   if constexpr (std::is_same_v<T, float>) {
-    if (kernels::f32_binary_supported(kind, a_stride, b_stride)) {
+    if (n >= kBinaryVectorMinRun && kernels::f32_binary_supported(kind, a_stride, b_stride)) {
       return kernels::f32_binary(kind, n, a, a_stride, b, b_stride, y);
     }
   }
