@@ -445,12 +445,79 @@ HWY_NOINLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
   StoreBlocks<true>(d, k.out, ob0, pix0, acc);
 }
 
+// One output pixel of an NCHW input whose 3x3 window (no dilation, every row inside the
+// input) loses its first or last column to the padding: the left border column of the
+// first layers, and the right one of a stride-1 NCHW conv. Channels outside, the 3 x 2
+// taps unrolled inside, and the channels alternating between kChains copies of the sums
+// (added in order at the end), as TileImpl's short tiles: its run-time tap loops and one
+// channel run per tap took about 250 cycles for UltraFace's first-layer border pixel (18
+// FMAs; 0.4 to 0.8 % of slim-320's samples). Only border pixels take it, always the same
+// pixels, so a pixel's sum does not depend on the call that computes it.
+template <int B>
+HWY_NOINLINE void NchwEdgePixel(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
+                                const Span& sp) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int kChains = B >= 4 ? 1 : (4 + B - 1) / B;
+  const int64_t c = k.c;
+  const int64_t pix0 = oh * k.ow + ow0;
+  V part[kChains][B][1];
+  HWY_UNROLL(16) for (int q = 0; q < kChains; ++q) StartSums(d, part[q]);
+  if (!sp.first) {
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+      part[0][b][0] = hn::LoadU(d, k.out.y + ((ob0 + b) * k.out.plane + pix0) * c);
+    }
+  }
+  const int64_t w_ic_stride = 9 * c;  // packed: [ob][icg][3][3][c]
+  // The pass's first channel's top row at the window's first column inside the input.
+  const float* x = k.x + (g * k.cg + sp.ic_begin) * k.x_cb_stride + (oh * k.sh - k.ph) * k.wd +
+                   ow0 * k.sw - k.pw + sp.kw0;
+  const float* w = k.w + ob0 * k.w_ob_stride + sp.ic_begin * w_ic_stride + sp.kw0 * c;
+  const int64_t wd = k.wd;
+  // The 6 taps of one channel into copy q.
+  const auto channel = [&](V(&acc)[B][1], const float* xc, const float* wc) HWY_ATTR {
+    HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
+      HWY_UNROLL(2) for (int j = 0; j < 2; ++j) {
+        TapStep<B, 1>(d, acc, xc + i * wd + j, 0, wc + (i * 3 + j) * c, k.w_ob_stride);
+      }
+    }
+  };
+  const int64_t n = sp.ic_end - sp.ic_begin;
+  int64_t l = 0;
+  for (; l + kChains <= n; l += kChains) {
+    HWY_UNROLL(16) for (int q = 0; q < kChains; ++q) {
+      channel(part[q], x + (l + q) * k.x_cb_stride, w + (l + q) * w_ic_stride);
+    }
+  }
+  HWY_UNROLL(16) for (int q = 0; q < kChains - 1; ++q) {
+    if (l == n) break;
+    channel(part[q], x + l * k.x_cb_stride, w + l * w_ic_stride);
+    ++l;
+  }
+  V acc[B][1];
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+    acc[b][0] = part[0][b][0];
+    HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) acc[b][0] = hn::Add(acc[b][0], part[q][b][0]);
+  }
+  if (sp.first) AddBias(d, k, ob0, acc);
+  if (sp.last) return StoreBlocks(d, k.out, ob0, pix0, acc);
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+    hn::StoreU(acc[b][0], d, k.out.y + ((ob0 + b) * k.out.plane + pix0) * c);
+  }
+}
+
 // One tile in the loop order that suits its span (see TileImpl). A dense NCHWc tile
 // (kStep = lanes) always has its channels inside. kHalf: TileImpl's (block B - 1 on
 // half-width vectors).
 template <int B, int R, int kStep = 0, bool kHalf = false>
 HWY_INLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                      const Span& sp) {
+  if constexpr (R == 1 && kStep != kLanes && !kHalf) {
+    if (k.xb == 1 && k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1 && sp.kh0 == 0 &&
+        sp.kh1 == 3 && sp.kw1 - sp.kw0 == 2) {
+      return NchwEdgePixel<B>(k, ob0, g, oh, ow0, sp);
+    }
+  }
   if constexpr (kStep != kLanes) {
     if (k.xb == 1 && sp.ic_end - sp.ic_begin <= sp.kw1 - sp.kw0) {
       return TileImpl<B, R, kStep, true, false, kHalf>(k, ob0, g, oh, ow0, sp);
