@@ -207,6 +207,12 @@ HWY_INLINE void StartSums(D d, V (&acc)[B][R]) {
   }
 }
 
+// Copies of the sums a tile of kAccumulators vectors alternates its input channels between
+// (TileImpl's channels-inside order, NchwEdgePixel): fewer than 4 accumulators would chain
+// every FMA on the one before (4 cycles each on AVX-512, while loads allow one per cycle).
+template <int kAccumulators>
+inline constexpr int kSumCopies = kAccumulators >= 4 ? 1 : (4 + kAccumulators - 1) / kAccumulators;
+
 // acc += the bias of output blocks ob0 .. ob0 + B - 1.
 template <int B, int R, class D, class V>
 HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
@@ -323,7 +329,7 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     // kChains copies of the accumulators, summed at the end. UltraFace's heads (3x3 over
     // 256 channels at 4x5 pixels, 14 of them border pixels) went from 33 to 25 us in
     // conv_bench.
-    constexpr int kChains = B * R >= 4 ? 1 : (4 + B * R - 1) / (B * R);
+    constexpr int kChains = kSumCopies<B * R>;
     static_assert(!kHalf || kChains == 1, "half-width tiles have one chain");
     V part[kChains][B][R];
     HWY_UNROLL(16) for (int q = 1; q < kChains; ++q) StartSums(d, part[q]);
@@ -458,7 +464,7 @@ HWY_NOINLINE void NchwEdgePixel(const Direct& k, int64_t ob0, int64_t g, int64_t
                                 const Span& sp) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
-  constexpr int kChains = B >= 4 ? 1 : (4 + B - 1) / B;
+  constexpr int kChains = kSumCopies<B>;
   const int64_t c = k.c;
   const int64_t pix0 = oh * k.ow + ow0;
   V part[kChains][B][1];
