@@ -4,7 +4,11 @@
 // independent accumulators. With FMA latency 4 (AVX-512, AVX2) to 7 (Cortex-A72) and 2
 // FMAs per cycle, 8 or more independent accumulators hide the latency. The 3x3 tiles
 // (sliding window, see Tile) hold R accumulators + 3 weights + 1 input: R = 16 on the
-// 32-register targets (AVX-512, NEON), R = 8 on AVX2 and SSE4 (16 registers). Their
+// 32-register targets (AVX-512, NEON), R = 12 on AVX2 and SSE4 (16 registers, all used).
+// With R = 8, AVX2's 8 accumulators x 9 taps were exactly 2 FMAs per cycle of latency 4,
+// no slack for the loads, the epilogue and the call: on AMD Zen 3, f32_depthwise_conv
+// took 1.08 to 1.23 times as long on UltraFace's 3x3 layers (stride 1 and 2, 15 x 20 to
+// 120 x 160), and 2.7 times on its 8 x 10 rows (two 5-pixel general tiles). Their
 // loads, (R - 1) * stride + 3 inputs per kernel row for 3R FMAs, no longer bound them;
 // with one load per FMA (the general tiles), the loads do, as the paper notes for
 // depthwise layers.
@@ -28,7 +32,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 static_assert(!HWY_HAVE_SCALABLE, "tern's NCHWc kernels need a fixed vector width");
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-constexpr int kMaxPixels = 8;
+constexpr int kMaxPixels = 12;
 #else
 constexpr int kMaxPixels = 16;
 #endif
