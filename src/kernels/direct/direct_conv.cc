@@ -734,6 +734,17 @@ HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, 
   }
 }
 
+// The output blocks [begin, end) of chunk `chunk` of a group: its group_blocks in
+// chunks_per_group chunks of at most kTileMaxBlocks, whose sizes differ by at most one. With
+// full chunks first, AVX2's 4 blocks (32 channels) went as 3 + 1, the last block in 1 x 12
+// tiles (13 loads per 12 FMAs; 2 x 6 tiles load 8): on AMD Zen 3, pointwise 16 -> 32 at 120 x
+// 160 and 32 -> 32 at 60 x 80 took 0.91 and 0.92 of their time as 2 + 2 (f32_direct_conv,
+// medians of 15 alternated rounds), and UltraFace 0.97 to 0.98 at one thread.
+[[maybe_unused]] ref::Range ChunkBlocks(const Direct& k, int64_t chunk) {
+  return {chunk * k.group_blocks / k.chunks_per_group,
+          (chunk + 1) * k.group_blocks / k.chunks_per_group};
+}
+
 Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
                const float* z, float* y, int64_t min_units) {
   const ref::ConvParams& cp = p.conv;
@@ -838,8 +849,8 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
     const int64_t chunk = item / units;
     const int64_t u0 = item % units, u1 = std::min(units, u0 + (end - item));
     const int64_t g = chunk / k.chunks_per_group;
-    const int64_t first = chunk % k.chunks_per_group * kTileMaxBlocks;
-    const int64_t blocks = std::min<int64_t>(kTileMaxBlocks, k.group_blocks - first);
+    const ref::Range chunk_blocks = ChunkBlocks(k, chunk % k.chunks_per_group);
+    const int64_t first = chunk_blocks.begin, blocks = chunk_blocks.end - chunk_blocks.begin;
     const int64_t ob0 = g * k.group_blocks + first;
     const int64_t step = pass_channels(k, blocks);
     // Border pixels in column tiles (ColumnBorder): chunks of 4 blocks (AVX-512 and NEON;
