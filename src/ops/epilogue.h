@@ -19,6 +19,7 @@
 // present.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -27,6 +28,11 @@
 #include "ops/attrs.h"
 
 namespace tern::ops {
+
+/// Input index of the residual Z of every fused op (FusedConv: X W B Z; FusedGemm: A B C Z;
+/// FusedMatMul: A B bias Z), and of the bias.
+inline constexpr size_t kResidualInput = 3;
+inline constexpr size_t kBiasInput = 2;
 
 /// Reads the epilogue attributes (residual = false; the op sets it from its inputs).
 /// Throws ModelError naming the node for an unknown activation name, an attribute of the

@@ -82,27 +82,26 @@ bool is_binary(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min";
 }
 
-ir::Attribute ints_attr(std::vector<int64_t> v) {
+ir::Attribute make_ints_attr(std::vector<int64_t> v) {
   ir::Attribute a;
   a.type = ir::Attribute::Type::kInts;
   a.ints = std::move(v);
   return a;
 }
 
-ir::Attribute int_attr(int64_t v) {
+ir::Attribute make_int_attr(int64_t v) {
   ir::Attribute a;
   a.type = ir::Attribute::Type::kInt;
   a.i = v;
   return a;
 }
 
-ir::Attribute string_attr(std::string v) {
+ir::Attribute make_string_attr(std::string v) {
   ir::Attribute a;
   a.type = ir::Attribute::Type::kString;
   a.s = std::move(v);
   return a;
 }
-
 
 /// How a node takes part: left alone, converted to run on NCHWc inputs, or a
 /// convolution (FusedConv) with its own input and output layouts.
@@ -498,10 +497,11 @@ class LayoutPlanner {
     if (role_[n] == Role::kConv) {
       node.op_type = "FusedConv";
       node.domain = ops::kInternalDomain;
-      node.attrs["x_layout"] = string_attr(reads_blocked_[n][0] ? "NCHWc" : "NCHW");
-      node.attrs["y_layout"] = string_attr(blocked_[node.outputs[0]] ? "NCHWc" : "NCHW");
-      node.attrs["block"] = int_attr(c_);
-      if (!node.attrs.count("weight_layout")) node.attrs["weight_layout"] = string_attr("OIHW");
+      node.attrs["x_layout"] = make_string_attr(reads_blocked_[n][0] ? "NCHWc" : "NCHW");
+      node.attrs["y_layout"] = make_string_attr(blocked_[node.outputs[0]] ? "NCHWc" : "NCHW");
+      node.attrs["block"] = make_int_attr(c_);
+      if (!node.attrs.count("weight_layout"))
+        node.attrs["weight_layout"] = make_string_attr("OIHW");
       return 1;
     }
     const std::string& op = node.op_type;
@@ -524,14 +524,14 @@ class LayoutPlanner {
       const Shape& x = logical_[node.inputs[0]]->shape;
       node.op_type = op == "GlobalAveragePool" ? "AveragePool" : "MaxPool";
       node.attrs.clear();
-      node.attrs["kernel_shape"] = ints_attr({x[2], x[3], 1});
+      node.attrs["kernel_shape"] = make_ints_attr({x[2], x[3], 1});
     } else if (op == "Concat") {
-      node.attrs["axis"] = int_attr(1);
+      node.attrs["axis"] = make_int_attr(1);
     } else if (op == "Resize") {
       rewrite_resize(node);
     } else if (op == "ScaleShift") {
-      node.attrs["block"] = int_attr(c_);
-      node.attrs["channels"] = int_attr(channels(node.inputs[0]));
+      node.attrs["block"] = make_int_attr(c_);
+      node.attrs["channels"] = make_int_attr(channels(node.inputs[0]));
     }
     return 1;
   }
@@ -588,8 +588,8 @@ class LayoutPlanner {
       reorder.name = unique_node_name(p_, fmt::format("{}_to_nchw", name));
       reorder.op_type = "Reorder";
       reorder.domain = ops::kInternalDomain;
-      reorder.attrs["to"] = string_attr("NCHW");
-      reorder.attrs["channels"] = int_attr(channels(v));
+      reorder.attrs["to"] = make_string_attr("NCHW");
+      reorder.attrs["channels"] = make_int_attr(channels(v));
       const int node_index = static_cast<int>(p_.graph.nodes.size());
       if (output) {
         const int b = p_.add_value(fmt::format("{}_nchwc", name), std::nullopt);

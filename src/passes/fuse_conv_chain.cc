@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "ops/conv_chain.h"
+#include "ops/epilogue.h"
 #include "ops/fused_conv.h"
 #include "ops/registry.h"
 #include "passes/pass.h"
@@ -36,7 +37,7 @@ constexpr int64_t kChainMinBytes = 1024 * 1024;
 
 constexpr size_t kMaxChainLayers = ops::kConvChainMaxLayers;
 
-constexpr size_t kResidualInput = 3;  // FusedConv: X W B Z
+using ops::kResidualInput;  // FusedConv: X W B Z
 
 class FuseConvChain final : public Pass {
  public:

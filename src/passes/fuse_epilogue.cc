@@ -89,10 +89,8 @@ std::optional<Family> family_of(const Program& p, int n) {
   return std::nullopt;
 }
 
-// Input index of the residual Z of each fused op (FusedConv: X W B Z; FusedGemm: A B C
-// Z; FusedMatMul: A B bias Z), and of the bias.
-constexpr size_t kResidualInput = 3;
-constexpr size_t kBiasInput = 2;
+using ops::kBiasInput;
+using ops::kResidualInput;
 
 int input_at(const ir::Node& node, size_t i) {
   return i < node.inputs.size() ? node.inputs[i] : -1;

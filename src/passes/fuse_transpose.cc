@@ -12,13 +12,14 @@
 // weights and it is not depthwise (by its algorithm or its groups) or gemm (by its
 // algorithm): those kernels write NCHW or NCHWc only; the direct kernels and the
 // reference write NHWC.
+#include "ops/epilogue.h"
 #include "ops/registry.h"
 #include "passes/pass.h"
 
 namespace tern::passes {
 namespace {
 
-constexpr size_t kResidualInput = 3;  // FusedConv: X W B Z
+using ops::kResidualInput;  // FusedConv: X W B Z
 
 class FuseTranspose final : public NodeRule {
  public:

@@ -27,8 +27,6 @@ using kernels::ref::Activation;
 using kernels::ref::Epilogue;
 using kernels::ref::GemmParams;
 
-constexpr float kUlp = 1.0f / (1 << 23);
-
 struct Case {
   int64_t m, n, k;
   bool trans_a = false;
@@ -111,8 +109,8 @@ void check(const Case& c, uint32_t seed) {
           ASSERT_EQ(got[at], y0[at]) << "row " << i << " column " << j;
           continue;
         }
-        const float tol = static_cast<float>(c.k + 4) * kUlp * mag[at] +
-                          4.0f * kUlp * std::abs(want[at]) + 1e-30f;
+        const float tol = static_cast<float>(c.k + 4) * test::kFloatUlp * mag[at] +
+                          4.0f * test::kFloatUlp * std::abs(want[at]) + 1e-30f;
         ASSERT_NEAR(got[at], want[at], tol) << "row " << i << " column " << j;
       }
     }

@@ -21,8 +21,6 @@ namespace {
 
 using kernels::ref::ReorderParams;
 
-constexpr float kSentinel = -12345.0f;
-
 // x: [N, ceil(C/c), H, W, c], real lanes random, padded lanes NaN.
 std::vector<float> blocked_input(const ReorderParams& p, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -46,7 +44,7 @@ void check(const ReorderParams& p, int64_t begin, int64_t end, uint32_t seed) {
   const std::vector<float> x = blocked_input(p, seed);
   const size_t numel = static_cast<size_t>(p.n * p.channels * p.h * p.w);
   const size_t guard = static_cast<size_t>(4 * p.h * p.w);  // 4 planes past y
-  std::vector<float> want(numel + guard, kSentinel), got(numel + guard, kSentinel);
+  std::vector<float> want(numel + guard, test::kSentinel), got(numel + guard, test::kSentinel);
   kernels::ref::f32_reorder_to_nchw(p, x.data(), want.data(), begin, end);
   kernels::f32_reorder_to_nchw(p, x.data(), got.data(), begin, end);
   ASSERT_EQ(std::memcmp(want.data(), got.data(), (numel + guard) * sizeof(float)), 0);
@@ -54,7 +52,7 @@ void check(const ReorderParams& p, int64_t begin, int64_t end, uint32_t seed) {
   const int64_t hw = p.h * p.w;
   for (size_t i = 0; i < numel; ++i) {
     const int64_t s = static_cast<int64_t>(i) % hw;
-    ASSERT_EQ(got[i] == kSentinel, s < begin || s >= end) << "element " << i;
+    ASSERT_EQ(got[i] == test::kSentinel, s < begin || s >= end) << "element " << i;
   }
 }
 

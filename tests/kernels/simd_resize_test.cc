@@ -25,8 +25,6 @@ using kernels::ref::ResizeCoordMode;
 using kernels::ref::ResizeNearestMode;
 using kernels::ref::ResizeNearestParams;
 
-constexpr float kSentinel = -777.0f;
-
 // The index table of one dim resized from `in` to `out` as the op builds it.
 std::vector<int64_t> table(int64_t in, int64_t out, ResizeCoordMode coord, ResizeNearestMode mode) {
   const double scale = static_cast<double>(out) / static_cast<double>(in);
@@ -87,7 +85,7 @@ void check(const Case& k, int64_t begin, int64_t end, uint32_t seed) {
   EndsAtGuardPage buffer(x_size);
   float* x = buffer.data();
   for (int64_t i = 0; i < x_size; ++i) x[i] = u(rng);
-  std::vector<float> want(static_cast<size_t>(y_size), kSentinel), got = want;
+  std::vector<float> want(static_cast<size_t>(y_size), test::kSentinel), got = want;
   kernels::ref::f32_resize_nearest(p, x, want.data(), begin, end);
   kernels::f32_resize_nearest(p, x, got.data(), begin, end);
   ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);

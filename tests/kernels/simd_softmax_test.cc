@@ -21,8 +21,6 @@
 namespace tern {
 namespace {
 
-constexpr float kUlp = 1.0f / (1 << 23);  // float epsilon
-
 void check(int64_t outer, int64_t n, int64_t inner, bool log, uint32_t seed, bool in_place) {
   SCOPED_TRACE(testing::Message() << "outer " << outer << ", axis " << n << ", inner " << inner
                                   << (log ? ", log" : "") << (in_place ? ", in place" : ""));
@@ -47,7 +45,7 @@ void check(int64_t outer, int64_t n, int64_t inner, bool log, uint32_t seed, boo
   for (float v : x) {
     if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
   }
-  const float rel = static_cast<float>(n + 8) * kUlp;
+  const float rel = static_cast<float>(n + 8) * test::kFloatUlp;
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(want[i])) {
       ASSERT_TRUE(std::isnan(got[i])) << "output " << i << ": want NaN, got " << got[i];

@@ -12,6 +12,13 @@
 
 namespace tern::test {
 
+/// One ulp of a float at 1.0 (FLT_EPSILON): tolerances are multiples of it.
+inline constexpr float kFloatUlp = 1.0f / (1 << 23);
+
+/// A value no kernel under test computes from the tests' inputs: fills the elements of an
+/// output that a kernel must not write, or that it has not written yet.
+inline constexpr float kSentinel = -12345.0f;
+
 /// Calls fn(target_name, c) with each dispatchable target forced, then restores the
 /// target that was forced before (by TERN_SIMD_TARGET or nothing).
 template <class F>

@@ -23,8 +23,6 @@ namespace {
 using kernels::ref::UnaryKind;
 using kernels::ref::UnaryParams;
 
-constexpr float kUlp = 1.0f / (1 << 23);  // float epsilon
-
 float ulps(UnaryKind kind) { return kind == UnaryKind::kExp ? 2.0f : 5.0f; }
 
 std::vector<float> inputs(int64_t n, uint32_t seed) {
@@ -64,7 +62,7 @@ void check(UnaryKind kind, int64_t n, uint32_t seed, bool in_place) {
     } else {
       // Relative error, and an absolute floor for results near or below the smallest
       // normal (the reference's sigmoid(-91) is 1 / (1 + inf) = 0, the kernel's 2.8e-40).
-      const float tol = ulps(kind) * kUlp * std::abs(want[i]) + 1e-37f;
+      const float tol = ulps(kind) * test::kFloatUlp * std::abs(want[i]) + 1e-37f;
       ASSERT_NEAR(got[i], want[i], tol) << "x[" << i << "] = " << x[i];
     }
   }

@@ -21,10 +21,6 @@ Tensor filled(const Shape& shape, float value) {
   return Tensor::from_vector(std::vector<float>(shape_numel(shape), value), shape);
 }
 
-Tensor random(const Shape& shape, uint32_t seed) {
-  return Tensor::from_vector(test::random_floats(shape_numel(shape), seed), shape);
-}
-
 TEST(ConvOp, OnnxExamplePaddingAndStrides) {
   const Tensor x55 = iota_tensor({1, 1, 5, 5}), x75 = iota_tensor({1, 1, 7, 5}),
                w = filled({1, 1, 3, 3}, 1);
@@ -134,7 +130,9 @@ TEST(ConvOp, AsymmetricAttributesAgainstNaive) {
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    const Tensor x = random(c.x, 10 + i), w = random(c.w, 20 + i), b = random({c.w[0]}, 30 + i);
+    const Tensor x = test::random_unit_tensor(c.x, 10 + i),
+                 w = test::random_unit_tensor(c.w, 20 + i),
+                 b = test::random_unit_tensor({c.w[0]}, 30 + i);
     Shape expected_shape;
     const auto expected =
         naive_conv(x, w, b, c.strides, c.dilations, c.pads, c.group, &expected_shape);
@@ -153,10 +151,10 @@ TEST(ConvOp, AsymmetricAttributesAgainstNaive) {
 }
 
 TEST(ConvOp, NonContiguousInputView) {
-  const Tensor base = random({1, 5, 6, 3}, 4);
+  const Tensor base = test::random_unit_tensor({1, 5, 6, 3}, 4);
   const Tensor x = base.permute({0, 3, 1, 2});  // [1, 3, 5, 6], not contiguous
   ASSERT_FALSE(x.is_contiguous());
-  const Tensor w = random({2, 3, 3, 3}, 5);
+  const Tensor w = test::random_unit_tensor({2, 3, 3, 3}, 5);
   const auto a = run_op("Conv", AttrMap().ints("pads", {1, 1, 1, 1}), {x, w})[0];
   const auto b = run_op("Conv", AttrMap().ints("pads", {1, 1, 1, 1}), {x.contiguous(), w})[0];
   EXPECT_EQ(a.to_float_vector(), b.to_float_vector());
@@ -174,13 +172,17 @@ TEST(ConvOp, Macs) {
 TEST(ConvOp, ErrorWrongChannelCount) {
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap(), {random({1, 32, 4, 4}, 1), random({8, 64, 3, 3}, 2)});
+        run_op("Conv", AttrMap(),
+               {test::random_unit_tensor({1, 32, 4, 4}, 1),
+                test::random_unit_tensor({8, 64, 3, 3}, 2)});
       },
       {"Conv 'test_node': expected input with 64 channels, but got 32"});
   // With groups the expectation counts C/group per group.
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap().i("group", 2), {random({1, 6, 4, 4}, 1), random({4, 2, 1, 1}, 2)});
+        run_op(
+            "Conv", AttrMap().i("group", 2),
+            {test::random_unit_tensor({1, 6, 4, 4}, 1), test::random_unit_tensor({4, 2, 1, 1}, 2)});
       },
       {"expected input with 4 channels, but got 6"});
 }
@@ -188,25 +190,28 @@ TEST(ConvOp, ErrorWrongChannelCount) {
 TEST(ConvOp, ErrorWrongRanks) {
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap(), {random({3, 4}, 1), random({2, 3, 1}, 2)});
+        run_op("Conv", AttrMap(),
+               {test::random_unit_tensor({3, 4}, 1), test::random_unit_tensor({2, 3, 1}, 2)});
       },
       {"Conv 'test_node': expected input X of rank 3 to 5"});
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap(), {random({1, 3, 4, 4}, 1), random({2, 3, 3}, 2)});
+        run_op("Conv", AttrMap(),
+               {test::random_unit_tensor({1, 3, 4, 4}, 1), test::random_unit_tensor({2, 3, 3}, 2)});
       },
       {"expected weight W of rank 4"});
   // 2-D attributes on a 1-D input.
   expect_error<ShapeError>(
       [&] {
         run_op("Conv", AttrMap().ints("strides", {1, 1}),
-               {random({1, 3, 4}, 1), random({2, 3, 3}, 2)});
+               {test::random_unit_tensor({1, 3, 4}, 1), test::random_unit_tensor({2, 3, 3}, 2)});
       },
       {"expected a 4-D input"});
 }
 
 TEST(ConvOp, ErrorBadAttributes) {
-  const std::vector<Tensor> in = {random({1, 3, 5, 5}, 1), random({2, 3, 3, 3}, 2)};
+  const std::vector<Tensor> in = {test::random_unit_tensor({1, 3, 5, 5}, 1),
+                                  test::random_unit_tensor({2, 3, 3, 3}, 2)};
   expect_error<ModelError>(
       [&] {
         run_op("Conv", AttrMap().ints("strides", {0, 1}), in);
@@ -239,10 +244,11 @@ TEST(ConvOp, ErrorBadAttributes) {
 }
 
 TEST(ConvOp, ErrorBiasShapeDtypeAndSize) {
-  const Tensor x = random({1, 3, 5, 5}, 1), w = random({2, 3, 3, 3}, 2);
+  const Tensor x = test::random_unit_tensor({1, 3, 5, 5}, 1),
+               w = test::random_unit_tensor({2, 3, 3, 3}, 2);
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap(), {x, w, random({3}, 3)});
+        run_op("Conv", AttrMap(), {x, w, test::random_unit_tensor({3}, 3)});
       },
       {"expected bias B of shape [2]"});
   expect_error<UnsupportedOpError>(
@@ -252,12 +258,12 @@ TEST(ConvOp, ErrorBiasShapeDtypeAndSize) {
       {"input 0 (X) dtype float16 is not supported (supported: float32)"});
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap(), {random({1, 3, 2, 5}, 1), w});
+        run_op("Conv", AttrMap(), {test::random_unit_tensor({1, 3, 2, 5}, 1), w});
       },
       {"expected a padded input extent of at least 3"});
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap().i("group", 3), {x, random({4, 1, 3, 3}, 2)});
+        run_op("Conv", AttrMap().i("group", 3), {x, test::random_unit_tensor({4, 1, 3, 3}, 2)});
       },
       {"divisible by group 3"});
 }

@@ -24,10 +24,6 @@ using test::expect_error;
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-Tensor random(const Shape& shape, uint32_t seed) {
-  return Tensor::from_vector(test::random_floats(shape_numel(shape), seed), shape);
-}
-
 // Creates internal op `op_type` (domain "tern") and runs it like test::run_op.
 std::vector<Tensor> run_fused(const std::string& op_type, const AttrMap& attrs,
                               const std::vector<Tensor>& inputs, int threads = 1) {
@@ -223,9 +219,9 @@ const std::vector<ConvCase>& conv_cases() {
 TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
   int config = 0;
   for (const ConvCase& k : conv_cases()) {
-    const Tensor x = random({k.n, k.c, k.h, k.w}, 11 + config);
-    const Tensor w = random({k.m, k.c / k.group, k.kh, k.kw}, 12 + config);
-    const Tensor b = random({k.m}, 13 + config);
+    const Tensor x = test::random_unit_tensor({k.n, k.c, k.h, k.w}, 11 + config);
+    const Tensor w = test::random_unit_tensor({k.m, k.c / k.group, k.kh, k.kw}, 12 + config);
+    const Tensor b = test::random_unit_tensor({k.m}, 13 + config);
     for (int64_t c : {4, 8, 16}) {
       // 0..7: x, y and weights each plain or blocked; 8..11: y NHWC (a fused Transpose);
       // 12..15: OHWI weights, y NHWC or NCHWc.
@@ -248,7 +244,7 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
                      << "' residual " << int(r) << " bias " << with_bias);
         const Tensor bias = with_bias ? b : Tensor();
         const Expected e = reference_conv(k, x, w, bias, Tensor(), Residual::kNone, Act{});
-        const Tensor z_plain = random(e.shape, 14 + config);
+        const Tensor z_plain = test::random_unit_tensor(e.shape, 14 + config);
         const Expected want = reference_conv(k, x, w, bias, z_plain, r, act);
 
         AttrMap attrs;
@@ -293,9 +289,9 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
 // algorithm name is a ModelError.
 TEST(FusedConvOp, ThreadsAndAlgorithmAttribute) {
   const int64_t c = simd_float_lanes();
-  const Tensor x = random({2, 64, 13, 11}, 41);
-  const Tensor w = random({40, 64, 3, 3}, 42);
-  const Tensor b = random({40}, 43);
+  const Tensor x = test::random_unit_tensor({2, 64, 13, 11}, 41);
+  const Tensor w = test::random_unit_tensor({40, 64, 3, 3}, 42);
+  const Tensor b = test::random_unit_tensor({40}, 43);
   for (const char* algo : {"direct", "reference"}) {
     SCOPED_TRACE(algo);
     AttrMap attrs;
@@ -326,13 +322,14 @@ TEST(FusedConvOp, PlainPointwiseRunsAsGemm) {
   const std::vector<Shape> shapes = {{2, 24, 300}, {1, 24, 37, 19}, {1, 5, 3, 4, 9}};
   int seed = 60;
   for (const Shape& xs : shapes) {
-    const Tensor x = random(xs, ++seed);
+    const Tensor x = test::random_unit_tensor(xs, ++seed);
     Shape ws = {4, xs[1]};
     ws.resize(xs.size(), 1);
-    const Tensor w = random(ws, ++seed), b = random({4}, ++seed);
+    const Tensor w = test::random_unit_tensor(ws, ++seed),
+                 b = test::random_unit_tensor({4}, ++seed);
     Shape ys = xs;
     ys[1] = 4;
-    const Tensor z = random(ys, ++seed);
+    const Tensor z = test::random_unit_tensor(ys, ++seed);
     for (const char* act : {"Sigmoid", "Relu", "HardSwish"}) {
       SCOPED_TRACE(::testing::Message() << "x " << shape_str(xs) << " " << act);
       AttrMap attrs;
@@ -370,12 +367,13 @@ TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
                         {{2, 9, 11, 70}, 60, 3, {2, 1, 1, 2}, 2}};
   int seed = 80;
   for (const Case& c : cases) {
-    const Tensor x = random(c.x, ++seed);
-    const Tensor w = random({c.m, c.x[1], c.k, c.k}, ++seed), b = random({c.m}, ++seed);
+    const Tensor x = test::random_unit_tensor(c.x, ++seed);
+    const Tensor w = test::random_unit_tensor({c.m, c.x[1], c.k, c.k}, ++seed),
+                 b = test::random_unit_tensor({c.m}, ++seed);
     AttrMap attrs;
     attrs.ints("pads", c.pads).ints("dilations", {c.dilation, c.dilation});
     const Tensor conv = test::run_op("Conv", attrs, {x, w, b})[0];
-    const Tensor z = random(conv.shape(), ++seed);
+    const Tensor z = test::random_unit_tensor(conv.shape(), ++seed);
     attrs.s("activation", "Relu");
     AttrMap ref = attrs;
     ref.s("algorithm", "reference");
@@ -400,10 +398,10 @@ TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
 TEST(FusedConvOp, NchwcConvOnOihwOrOhwiWeightsRunsTheDotKernel) {
   const int64_t c = simd_float_lanes();
   const bool fast = cpu_info().forced_target != "SCALAR" && c >= 4;
-  const Tensor x = random({2, 70, 5, 7}, 61);
-  const Tensor b = random({6}, 63);
+  const Tensor x = test::random_unit_tensor({2, 70, 5, 7}, 61);
+  const Tensor b = test::random_unit_tensor({6}, 63);
   for (const int64_t k : {1, 3}) {
-    const Tensor w = random({6, 70, k, k}, 62 + k);
+    const Tensor w = test::random_unit_tensor({6, 70, k, k}, 62 + k);
     for (const int64_t stride : {1, 2}) {
       if (k == 1 && stride == 2) continue;
       for (const std::string y_layout : {"NHWC", "NCHWc", "NCHW"}) {
@@ -449,7 +447,8 @@ TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
   // 1-D: x [1, 2, 5], w [3, 2, 3], pads 1, Relu; against Conv + Relu. FusedConv runs it
   // as an implicit GEMM (another summation order than Conv's): within the roundings of
   // 6 products and the bias, each below 1 in magnitude.
-  const Tensor x = random({1, 2, 5}, 1), w = random({3, 2, 3}, 2), b = random({3}, 3);
+  const Tensor x = test::random_unit_tensor({1, 2, 5}, 1),
+               w = test::random_unit_tensor({3, 2, 3}, 2), b = test::random_unit_tensor({3}, 3);
   AttrMap attrs;
   attrs.ints("pads", {1, 1});
   const Tensor conv = test::run_op("Conv", attrs, {x, w, b})[0];
@@ -459,9 +458,10 @@ TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
   test::expect_near_all(run_fused("FusedConv", attrs, {x, w, b})[0].to_float_vector(),
                         relu.to_float_vector(), 7 * 7 * 0x1p-24f);
   // 3-D with a residual after the activation: conv + z.
-  const Tensor x3 = random({1, 2, 3, 4, 3}, 4), w3 = random({2, 2, 2, 2, 2}, 5);
+  const Tensor x3 = test::random_unit_tensor({1, 2, 3, 4, 3}, 4),
+               w3 = test::random_unit_tensor({2, 2, 2, 2, 2}, 5);
   const Tensor c3 = test::run_op("Conv", AttrMap(), {x3, w3})[0];
-  const Tensor z3 = random(c3.shape(), 6);
+  const Tensor z3 = test::random_unit_tensor(c3.shape(), 6);
   const Tensor sum = test::run_op("Add", AttrMap(), {c3, z3})[0];
   EXPECT_EQ(run_fused("FusedConv", AttrMap(), {x3, w3, Tensor(), z3})[0].to_float_vector(),
             sum.to_float_vector());
@@ -470,7 +470,9 @@ TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
 TEST(FusedConvOp, PlainLayoutsGiveTheConvOpResultsBitForBit) {
   // A grouped or strided NCHW conv (not the GEMM's) runs f32_conv_nchw + the epilogue:
   // no reordering of the sums.
-  const Tensor x = random({2, 8, 9, 9}, 7), w = random({12, 4, 3, 3}, 8), b = random({12}, 9);
+  const Tensor x = test::random_unit_tensor({2, 8, 9, 9}, 7),
+               w = test::random_unit_tensor({12, 4, 3, 3}, 8),
+               b = test::random_unit_tensor({12}, 9);
   AttrMap attrs;
   attrs.ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2}).i("group", 2);
   const Tensor conv = test::run_op("Conv", attrs, {x, w, b})[0];
@@ -522,7 +524,8 @@ TEST(FusedConvOp, InferReturnsThePhysicalShapeAndMacsCountLogicalChannels) {
 }
 
 TEST(FusedConvOp, Errors) {
-  const Tensor x = random({1, 3, 5, 5}, 1), w = random({4, 3, 3, 3}, 2);
+  const Tensor x = test::random_unit_tensor({1, 3, 5, 5}, 1),
+               w = test::random_unit_tensor({4, 3, 3, 3}, 2);
   const auto run = [&](const AttrMap& a, const std::vector<Tensor>& in) {
     return [=] { run_fused("FusedConv", a, in); };
   };
@@ -538,12 +541,15 @@ TEST(FusedConvOp, Errors) {
   expect_error<ShapeError>(run(AttrMap().s("x_layout", "NCHWc").i("block", 4), {x, w}),
                            {"FusedConv 'test_node'", "2-D"});
   expect_error<ShapeError>(
-      run(AttrMap().s("weight_layout", "OHWI"), {random({1, 3, 5}, 6), random({4, 3, 3}, 7)}),
+      run(AttrMap().s("weight_layout", "OHWI"),
+          {test::random_unit_tensor({1, 3, 5}, 6), test::random_unit_tensor({4, 3, 3}, 7)}),
       {"OHWI weights need a 2-D convolution"});
-  expect_error<ShapeError>(run(AttrMap().s("weight_layout", "OHWI"), {x, random({4, 3, 3, 2}, 8)}),
-                           {"expected input with 2 channels, but got 3"});
   expect_error<ShapeError>(
-      run(AttrMap().s("y_layout", "NHWC"), {random({1, 3, 5}, 6), random({4, 3, 3}, 7)}),
+      run(AttrMap().s("weight_layout", "OHWI"), {x, test::random_unit_tensor({4, 3, 3, 2}, 8)}),
+      {"expected input with 2 channels, but got 3"});
+  expect_error<ShapeError>(
+      run(AttrMap().s("y_layout", "NHWC"),
+          {test::random_unit_tensor({1, 3, 5}, 6), test::random_unit_tensor({4, 3, 3}, 7)}),
       {"NHWC output needs a 2-D convolution"});
   expect_error<ModelError>(
       run(AttrMap().s("y_layout", "NHWC").s("weight_layout", "winograd").i("block", 4).i(
@@ -557,10 +563,12 @@ TEST(FusedConvOp, Errors) {
       run(AttrMap().s("weight_layout", "packed").i("block", 4).i("out_channels", 9),
           {x, kernels::ref::pack_conv_weights(w, 4)}),
       {"expected packed weights [3, C/group, kH, kW, 4]"});
-  expect_error<ShapeError>(run(AttrMap(), {x, w, Tensor(), random({1, 4, 3, 4}, 3)}),
-                           {"residual Z", "[1, 4, 3, 3]"});
-  expect_error<ShapeError>(run(AttrMap(), {x, w, random({3}, 4)}), {"bias B of shape [4]"});
-  expect_error<ShapeError>(run(AttrMap(), {x, random({4, 2, 3, 3}, 5)}),
+  expect_error<ShapeError>(
+      run(AttrMap(), {x, w, Tensor(), test::random_unit_tensor({1, 4, 3, 4}, 3)}),
+      {"residual Z", "[1, 4, 3, 3]"});
+  expect_error<ShapeError>(run(AttrMap(), {x, w, test::random_unit_tensor({3}, 4)}),
+                           {"bias B of shape [4]"});
+  expect_error<ShapeError>(run(AttrMap(), {x, test::random_unit_tensor({4, 2, 3, 3}, 5)}),
                            {"expected input with 2 channels, but got 3"});
 }
 
@@ -655,8 +663,9 @@ TEST(Epilogue, ActivationsMatchTheOnnxOps) {
 // ---- FusedGemm and FusedMatMul ---------------------------------------------------------
 
 TEST(FusedGemmOp, GemmThenEveryActivationAndResidual) {
-  const Tensor a = random({5, 7}, 1), bt = random({6, 7}, 2), c = random({6}, 3);
-  const Tensor z = random({5, 6}, 4);
+  const Tensor a = test::random_unit_tensor({5, 7}, 1), bt = test::random_unit_tensor({6, 7}, 2),
+               c = test::random_unit_tensor({6}, 3);
+  const Tensor z = test::random_unit_tensor({5, 6}, 4);
   AttrMap gemm_attrs;
   gemm_attrs.i("transB", 1).f("alpha", 0.5f).f("beta", 2.0f);
   const std::vector<float> g = test::run_op("Gemm", gemm_attrs, {a, bt, c})[0].to_float_vector();
@@ -683,7 +692,7 @@ TEST(FusedGemmOp, GemmThenEveryActivationAndResidual) {
   }
   expect_error<ShapeError>(
       [&] {
-        run_fused("FusedGemm", gemm_attrs, {a, bt, c, random({6}, 5)});
+        run_fused("FusedGemm", gemm_attrs, {a, bt, c, test::random_unit_tensor({6}, 5)});
       },
       {"FusedGemm 'test_node'", "residual Z"});
   expect_error<ShapeError>(
@@ -694,8 +703,9 @@ TEST(FusedGemmOp, GemmThenEveryActivationAndResidual) {
 }
 
 TEST(FusedMatMulOp, BatchedMatMulWithBiasActivationAndResidual) {
-  const Tensor a = random({2, 3, 4, 5}, 1), b = random({5, 7}, 2), bias = random({7}, 3);
-  const Tensor z = random({2, 3, 4, 7}, 4);
+  const Tensor a = test::random_unit_tensor({2, 3, 4, 5}, 1),
+               b = test::random_unit_tensor({5, 7}, 2), bias = test::random_unit_tensor({7}, 3);
+  const Tensor z = test::random_unit_tensor({2, 3, 4, 7}, 4);
   const std::vector<float> mm = test::run_op("MatMul", AttrMap(), {a, b})[0].to_float_vector();
   const std::vector<float> bs = bias.to_float_vector(), zs = z.to_float_vector();
   for (const Act& act : all_activations()) {
@@ -723,7 +733,7 @@ TEST(FusedMatMulOp, BatchedMatMulWithBiasActivationAndResidual) {
   }
   expect_error<ShapeError>(
       [&] {
-        run_fused("FusedMatMul", AttrMap(), {a, b, random({5}, 5)});
+        run_fused("FusedMatMul", AttrMap(), {a, b, test::random_unit_tensor({5}, 5)});
       },
       {"FusedMatMul 'test_node'", "bias of shape [7]"});
 }

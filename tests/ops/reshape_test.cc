@@ -8,15 +8,8 @@
 namespace tern::test {
 namespace {
 
-Tensor iota(const Shape& shape) {
-  Tensor t = Tensor::empty(DType::kFloat32, shape);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(i);
-  return t;
-}
-
 TEST(Reshape, ZeroCopiesAndMinusOneInfers) {
-  const Tensor x = iota({2, 3, 4});
+  const Tensor x = iota_tensor({2, 3, 4});
   const Tensor y = run1("Reshape", {x, i64v({0, -1})});
   EXPECT_EQ(y.shape(), (Shape{2, 12}));
   // A view: same storage, same first element.
@@ -36,8 +29,9 @@ TEST(Reshape, AllowZeroFromOpset14) {
   EXPECT_EQ(run1("Reshape", {empty, i64v({3, 0})}, AttrMap().i("allowzero", 1), 14).shape(),
             (Shape{3, 0}));
   // allowzero = 0 (and before opset 14): the 0 copies input dim 1 (3).
-  EXPECT_EQ(run1("Reshape", {iota({2, 3}), i64v({-1, 0})}, {}, 14).shape(), (Shape{2, 3}));
-  EXPECT_EQ(run1("Reshape", {iota({2, 3}), i64v({-1, 0})}, AttrMap().i("allowzero", 1), 13).shape(),
+  EXPECT_EQ(run1("Reshape", {iota_tensor({2, 3}), i64v({-1, 0})}, {}, 14).shape(), (Shape{2, 3}));
+  EXPECT_EQ(run1("Reshape", {iota_tensor({2, 3}), i64v({-1, 0})}, AttrMap().i("allowzero", 1), 13)
+                .shape(),
             (Shape{2, 3}));  // the attribute does not exist before opset 14
   expect_error<ShapeError>(
       [&] {
@@ -47,14 +41,14 @@ TEST(Reshape, AllowZeroFromOpset14) {
 }
 
 TEST(Reshape, NonContiguousInputIsCopied) {
-  const Tensor x = iota({3, 4}).transpose(0, 1);  // [4, 3], not contiguous
+  const Tensor x = iota_tensor({3, 4}).transpose(0, 1);  // [4, 3], not contiguous
   const Tensor y = run1("Reshape", {x, i64v({12})});
   EXPECT_EQ(y.to_float_vector(), x.to_float_vector());
   EXPECT_NE(y.storage(), x.storage());
 }
 
 TEST(Reshape, Errors) {
-  const Tensor x = iota({2, 3});
+  const Tensor x = iota_tensor({2, 3});
   expect_error<ShapeError>(
       [&] {
         run1("Reshape", {x, i64v({4})});
@@ -107,7 +101,7 @@ TEST(Reshape, InferNeedsTheShapeValue) {
 }
 
 TEST(Flatten, AxisIncludingNegativeAndEnds) {
-  const Tensor x = iota({2, 3, 4, 5});
+  const Tensor x = iota_tensor({2, 3, 4, 5});
   EXPECT_EQ(run1("Flatten", {x}).shape(), (Shape{2, 60}));
   EXPECT_EQ(run1("Flatten", {x}, AttrMap().i("axis", 0)).shape(), (Shape{1, 120}));
   EXPECT_EQ(run1("Flatten", {x}, AttrMap().i("axis", 4)).shape(), (Shape{120, 1}));
@@ -123,7 +117,7 @@ TEST(Flatten, AxisIncludingNegativeAndEnds) {
 }
 
 TEST(Squeeze, AttributeBefore13InputFrom13) {
-  const Tensor x = iota({1, 3, 1, 2});
+  const Tensor x = iota_tensor({1, 3, 1, 2});
   // Opset 11: axes attribute.
   const Tensor a = run1("Squeeze", {x}, AttrMap().ints("axes", {0}), 11);
   EXPECT_EQ(a.shape(), (Shape{3, 1, 2}));
@@ -155,7 +149,7 @@ TEST(Squeeze, AttributeBefore13InputFrom13) {
 }
 
 TEST(Unsqueeze, AxesIndexTheOutput) {
-  const Tensor x = iota({3, 4});
+  const Tensor x = iota_tensor({3, 4});
   EXPECT_EQ(run1("Unsqueeze", {x}, AttrMap().ints("axes", {0}), 11).shape(), (Shape{1, 3, 4}));
   EXPECT_EQ(run1("Unsqueeze", {x}, AttrMap().ints("axes", {0, 3}), 9).shape(), (Shape{1, 3, 4, 1}));
   EXPECT_EQ(run1("Unsqueeze", {x, i64v({1, -1})}, {}, 13).shape(), (Shape{3, 1, 4, 1}));

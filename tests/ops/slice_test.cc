@@ -27,12 +27,6 @@ void check_slice(const Tensor& x, const std::vector<DimSel>& sel, const Tensor& 
   });
 }
 
-Tensor iota(const Shape& shape) {
-  Tensor t = Tensor::empty(DType::kFloat32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
-  return t;
-}
-
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
@@ -55,7 +49,7 @@ TEST(Slice, HandChecked1D) {
 }
 
 TEST(Slice, OnnxStyleCases) {
-  const Tensor x = iota({20, 10, 5});
+  const Tensor x = iota_tensor({20, 10, 5});
   // Two axes.
   check_slice(x, {{0, 1, 3}, {0, 1, 10}, {0, 1, 5}},
               run1("Slice", {x, i64v({0, 0}), i64v({3, 10}), i64v({0, 1}), i64v({1, 1})}));
@@ -78,7 +72,7 @@ TEST(Slice, OnnxStyleCases) {
 }
 
 TEST(Slice, AttributesBeforeOpset10) {
-  const Tensor x = iota({4, 6});
+  const Tensor x = iota_tensor({4, 6});
   check_slice(x, {{1, 1, 2}, {0, 1, 6}},
               run1("Slice", {x}, AttrMap().ints("starts", {1}).ints("ends", {3}), 9));
   check_slice(
@@ -87,7 +81,7 @@ TEST(Slice, AttributesBeforeOpset10) {
 }
 
 TEST(Slice, Int32ArgumentsEveryDtypeStridedInput) {
-  const Tensor x = iota({5, 6}).transpose(0, 1);  // [6, 5], strided
+  const Tensor x = iota_tensor({5, 6}).transpose(0, 1);  // [6, 5], strided
   check_slice(x, {{4, -2, 3}, {1, 1, 3}},
               run1("Slice",
                    {x, i32({4, 1}, {2}), i32({-10, 4}, {2}), i32({0, 1}, {2}), i32({-2, 1}, {2})}));
@@ -106,7 +100,7 @@ TEST(Slice, Int32ArgumentsEveryDtypeStridedInput) {
 }
 
 TEST(Slice, Errors) {
-  const Tensor x = iota({4, 6});
+  const Tensor x = iota_tensor({4, 6});
   expect_error<InvalidArgument>(
       [&] {
         run1("Slice", {x, i64v({0}), i64v({2}), i64v({0}), i64v({0})});

@@ -9,7 +9,7 @@
 #include "pass_test_util.h"
 #include "passes/pass.h"
 
-namespace tern::test {
+namespace tern::test::assign_layout_test {
 namespace {
 
 constexpr int kBlocks[] = {4, 8, 16};
@@ -721,4 +721,4 @@ TEST(AssignLayout, ScaleShiftRunsInNchwc) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::assign_layout_test

@@ -4,7 +4,7 @@
 // a nested Concat, an output that escapes), and that the results keep their bits.
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::concat_slices_test {
 namespace {
 
 using Kind = passes::BufferAssignment::Kind;
@@ -195,4 +195,4 @@ TEST(ConcatSlices, RevertedWhenTheConcatEscapesThroughAView) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::concat_slices_test

@@ -2,7 +2,7 @@
 // everything that contributes to a graph output stays.
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::eliminate_dead_test {
 namespace {
 
 const std::vector<std::string> kOnlyDead = all_passes_except({"eliminate-dead"});
@@ -107,9 +107,9 @@ TEST(EliminateDead, CleansUpAfterTheOtherPasses) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::eliminate_dead_test
 
-namespace tern::test {
+namespace tern::test::eliminate_dead_test {
 namespace {
 
 // A long unread chain goes in one backward sweep: the pass is linear in the graph's size
@@ -136,4 +136,4 @@ TEST(EliminateDead, LongUnreadChainGoesInOneSweep) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::eliminate_dead_test

@@ -3,7 +3,7 @@
 // change what the graph returns, are kept.
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::eliminate_identity_test {
 namespace {
 
 const std::vector<std::string> kOnlyIdentity = all_passes_except({"eliminate-identity"});
@@ -389,4 +389,4 @@ TEST(EliminateIdentity, ChainsAreRemoved) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::eliminate_identity_test

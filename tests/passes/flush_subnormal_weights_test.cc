@@ -10,7 +10,7 @@
 
 #include "pass_test_util.h"
 
-namespace tern::test {
+namespace tern::test::flush_subnormal_weights_test {
 namespace {
 
 const std::vector<std::string> kOnlyFlush = all_passes_except({"flush-subnormal-weights"});
@@ -208,4 +208,4 @@ TEST(FlushSubnormalWeights, FusedAndPackedWeightsHoldNoSubnormal) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::flush_subnormal_weights_test

@@ -12,7 +12,7 @@
 #include "ops/registry.h"
 #include "pass_test_util.h"
 
-namespace tern::test {
+namespace tern::test::fold_batch_norm_test {
 namespace {
 
 constexpr const char* kPass = "fold-batch-norm";
@@ -640,4 +640,4 @@ TEST(FoldBatchNorm, CountsOneRewritePerBn) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::fold_batch_norm_test

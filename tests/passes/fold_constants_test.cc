@@ -2,7 +2,7 @@
 // run-time data stay, and folded graph outputs are still returned (as copies).
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::fold_constants_test {
 namespace {
 
 const std::vector<std::string> kOnlyFold = all_passes_except({"fold-constants"});
@@ -234,4 +234,4 @@ TEST(FoldConstants, PassThroughOutputsAreCopies) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::fold_constants_test

@@ -12,7 +12,7 @@
 #include "support/test_env.h"
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::fuse_conv_chain_test {
 namespace {
 
 // x -> conv1 (3x3 stride 2, 3 -> 16, bias) -> Relu -> "r1" -> dw1 (depthwise 3x3) -> "a2".
@@ -258,4 +258,4 @@ TEST(FuseConvChain, NotForSmallIntermediates) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::fuse_conv_chain_test

@@ -10,7 +10,7 @@
 
 #include "pass_test_util.h"
 
-namespace tern::test {
+namespace tern::test::fuse_epilogue_test {
 namespace {
 
 // Adds a Conv `name` reading `x` ([.., c, ..]) with m output channels, a k x k kernel,
@@ -906,4 +906,4 @@ TEST(FuseEpilogue, AffineMapsThatStay) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::fuse_epilogue_test

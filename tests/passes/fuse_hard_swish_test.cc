@@ -4,7 +4,7 @@
 // intermediate has another reader. Results agree with the unfused ops within rounding.
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::fuse_hard_swish_test {
 namespace {
 
 struct Case {
@@ -98,4 +98,4 @@ TEST(FuseHardSwish, OtherConstantsOrASecondReaderLeaveTheOps) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::fuse_hard_swish_test

@@ -5,7 +5,7 @@
 #include "base/cpu.h"
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::fuse_transpose_test {
 namespace {
 
 // x [1, 3, 12, 10] -> 3x3 conv (16) -> ReLU -> head: 1x1 (6; 16 with a residual) or
@@ -165,4 +165,4 @@ TEST(FuseTranspose, ReferenceKernelWritesNhwc) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::fuse_transpose_test

@@ -4,7 +4,7 @@
 // bits as running it out of place.
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::in_place_test {
 namespace {
 
 using Kind = passes::BufferAssignment::Kind;
@@ -421,4 +421,4 @@ TEST(InPlace, LongChainOnTwoThreads) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::in_place_test

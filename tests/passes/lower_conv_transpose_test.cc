@@ -6,7 +6,7 @@
 // stride, groups, output_padding, dilation); absorption stops at a value read twice.
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::lower_conv_transpose_test {
 namespace {
 
 struct Case {
@@ -143,4 +143,4 @@ TEST(LowerConvTranspose, OffKeepsTheConvTranspose) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::lower_conv_transpose_test

@@ -7,7 +7,7 @@
 
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::merge_sibling_convs_test {
 namespace {
 
 const Shape kInput = {1, 12, 9, 7};  // 12 channels: not a multiple of any SIMD block
@@ -149,4 +149,4 @@ TEST(MergeSiblingConvs, TheMatchingSubsetMerges) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::merge_sibling_convs_test

@@ -13,7 +13,7 @@
 #include "kernels/reference/fused_conv.h"
 #include "pass_test_util.h"
 
-namespace tern::test {
+namespace tern::test::pack_weights_test {
 namespace {
 
 const passes::Pass& pack_pass() {
@@ -250,9 +250,9 @@ TEST(PackWeights, GemmWithoutTransBIsLeftAlone) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::pack_weights_test
 
-namespace tern::test {
+namespace tern::test::pack_weights_test {
 namespace {
 
 // Convs from NCHWc to few channels (detection heads, then NHWC) run the dot kernel where
@@ -372,4 +372,4 @@ TEST(PackWeights, PipelinePacksEveryNchwcConvolution) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::pack_weights_test

@@ -1,7 +1,7 @@
 // The pipeline itself: names, switching passes off, verification.
 #include "pass_test_util.h"
 
-namespace tern::test {
+namespace tern::test::pipeline_test {
 namespace {
 
 // x -> Conv -> Relu -> Identity -> y, with a Shape/Gather/Reshape chain to fold.
@@ -78,4 +78,4 @@ TEST(Pipeline, VerificationCatchesAChangedOutput) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::pipeline_test

@@ -14,7 +14,7 @@
 #include "support/reference_cases.h"
 #include "toy_model_util.h"
 
-namespace tern::test {
+namespace tern::test::plan_memory_test {
 namespace {
 
 using Kind = passes::BufferAssignment::Kind;
@@ -603,9 +603,9 @@ TEST(PlanMemory, SharedModels) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::plan_memory_test
 
-namespace tern::test {
+namespace tern::test::plan_memory_test {
 namespace {
 
 // A tensor an op keeps between runs (a Constant node's value, run per inference when
@@ -657,4 +657,4 @@ TEST(PlanMemory, TensorLimitIsCheckedBeforeTheArena) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::plan_memory_test

@@ -14,7 +14,7 @@
 #include "base/cpu.h"
 #include "pass_test_util.h"
 
-namespace tern::test {
+namespace tern::test::select_algorithm_test {
 namespace {
 
 // x [1, 3, 13, 11] -> 3x3/2 conv (8) -> depthwise 3x3 -> 1x1 (6) -> 3x3 pad 1 (16)
@@ -221,4 +221,4 @@ TEST(SelectAlgorithm, TuneMeasuresCandidatesAndFollowsTheCache) {
 }
 
 }  // namespace
-}  // namespace tern::test
+}  // namespace tern::test::select_algorithm_test
