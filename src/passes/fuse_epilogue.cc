@@ -384,7 +384,7 @@ bool is_legal(const Program& p, int e, const Match& m) {
 }
 
 // A new constant value holding `t`, named after `base`.
-int add_constant(Program& p, const std::string& base, const Tensor& t) {
+int add_tensor_constant(Program& p, const std::string& base, const Tensor& t) {
   const int v = p.add_value(base, ops::TensorType{t.dtype(), t.shape()});
   p.graph.values[v].constant = t;
   p.known[v] = t;
@@ -480,7 +480,7 @@ class FuseEpilogue final : public NodeRule {
 
   // Folds the constant m.other into f's bias input.
   static void fold_bias(Program& p, const Match& m, ir::Node& f) {
-    const Tensor c = p.known[m.other];  // copies: add_constant() resizes p.known, p.types
+    const Tensor c = p.known[m.other];  // copies: add_tensor_constant() resizes p.known, p.types
     const Shape y = p.types[m.t]->shape;
     if (m.family == Family::kGemm) {  // C = the constant, as given (it broadcasts)
       set_input(f, kBiasInput, m.other);
@@ -497,7 +497,8 @@ class FuseEpilogue final : public NodeRule {
       for (size_t i = 0; i < bias.size(); ++i) bias[i] = b[i] + bias[i];
     }
     const int64_t size = static_cast<int64_t>(bias.size());
-    set_input(f, kBiasInput, add_constant(p, f.name + "_bias", Tensor::from_vector(bias, {size})));
+    set_input(f, kBiasInput,
+              add_tensor_constant(p, f.name + "_bias", Tensor::from_vector(bias, {size})));
   }
 };
 
