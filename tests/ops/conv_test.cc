@@ -130,9 +130,9 @@ TEST(ConvOp, AsymmetricAttributesAgainstNaive) {
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    const Tensor x = test::random_unit_tensor(c.x, 10 + i),
-                 w = test::random_unit_tensor(c.w, 20 + i),
-                 b = test::random_unit_tensor({c.w[0]}, 30 + i);
+    const Tensor x = test::random_tensor<float>(c.x, 10 + i, -1, 1),
+                 w = test::random_tensor<float>(c.w, 20 + i, -1, 1),
+                 b = test::random_tensor<float>({c.w[0]}, 30 + i, -1, 1);
     Shape expected_shape;
     const auto expected =
         naive_conv(x, w, b, c.strides, c.dilations, c.pads, c.group, &expected_shape);
@@ -151,10 +151,10 @@ TEST(ConvOp, AsymmetricAttributesAgainstNaive) {
 }
 
 TEST(ConvOp, NonContiguousInputView) {
-  const Tensor base = test::random_unit_tensor({1, 5, 6, 3}, 4);
+  const Tensor base = test::random_tensor<float>({1, 5, 6, 3}, 4, -1, 1);
   const Tensor x = base.permute({0, 3, 1, 2});  // [1, 3, 5, 6], not contiguous
   ASSERT_FALSE(x.is_contiguous());
-  const Tensor w = test::random_unit_tensor({2, 3, 3, 3}, 5);
+  const Tensor w = test::random_tensor<float>({2, 3, 3, 3}, 5, -1, 1);
   const auto a = run_op("Conv", AttrMap().ints("pads", {1, 1, 1, 1}), {x, w})[0];
   const auto b = run_op("Conv", AttrMap().ints("pads", {1, 1, 1, 1}), {x.contiguous(), w})[0];
   EXPECT_EQ(a.to_float_vector(), b.to_float_vector());
@@ -173,16 +173,16 @@ TEST(ConvOp, ErrorWrongChannelCount) {
   expect_error<ShapeError>(
       [&] {
         run_op("Conv", AttrMap(),
-               {test::random_unit_tensor({1, 32, 4, 4}, 1),
-                test::random_unit_tensor({8, 64, 3, 3}, 2)});
+               {test::random_tensor<float>({1, 32, 4, 4}, 1, -1, 1),
+                test::random_tensor<float>({8, 64, 3, 3}, 2, -1, 1)});
       },
       {"Conv 'test_node': expected input with 64 channels, but got 32"});
   // With groups the expectation counts C/group per group.
   expect_error<ShapeError>(
       [&] {
-        run_op(
-            "Conv", AttrMap().i("group", 2),
-            {test::random_unit_tensor({1, 6, 4, 4}, 1), test::random_unit_tensor({4, 2, 1, 1}, 2)});
+        run_op("Conv", AttrMap().i("group", 2),
+               {test::random_tensor<float>({1, 6, 4, 4}, 1, -1, 1),
+                test::random_tensor<float>({4, 2, 1, 1}, 2, -1, 1)});
       },
       {"expected input with 4 channels, but got 6"});
 }
@@ -191,27 +191,30 @@ TEST(ConvOp, ErrorWrongRanks) {
   expect_error<ShapeError>(
       [&] {
         run_op("Conv", AttrMap(),
-               {test::random_unit_tensor({3, 4}, 1), test::random_unit_tensor({2, 3, 1}, 2)});
+               {test::random_tensor<float>({3, 4}, 1, -1, 1),
+                test::random_tensor<float>({2, 3, 1}, 2, -1, 1)});
       },
       {"Conv 'test_node': expected input X of rank 3 to 5"});
   expect_error<ShapeError>(
       [&] {
         run_op("Conv", AttrMap(),
-               {test::random_unit_tensor({1, 3, 4, 4}, 1), test::random_unit_tensor({2, 3, 3}, 2)});
+               {test::random_tensor<float>({1, 3, 4, 4}, 1, -1, 1),
+                test::random_tensor<float>({2, 3, 3}, 2, -1, 1)});
       },
       {"expected weight W of rank 4"});
   // 2-D attributes on a 1-D input.
   expect_error<ShapeError>(
       [&] {
         run_op("Conv", AttrMap().ints("strides", {1, 1}),
-               {test::random_unit_tensor({1, 3, 4}, 1), test::random_unit_tensor({2, 3, 3}, 2)});
+               {test::random_tensor<float>({1, 3, 4}, 1, -1, 1),
+                test::random_tensor<float>({2, 3, 3}, 2, -1, 1)});
       },
       {"expected a 4-D input"});
 }
 
 TEST(ConvOp, ErrorBadAttributes) {
-  const std::vector<Tensor> in = {test::random_unit_tensor({1, 3, 5, 5}, 1),
-                                  test::random_unit_tensor({2, 3, 3, 3}, 2)};
+  const std::vector<Tensor> in = {test::random_tensor<float>({1, 3, 5, 5}, 1, -1, 1),
+                                  test::random_tensor<float>({2, 3, 3, 3}, 2, -1, 1)};
   expect_error<ModelError>(
       [&] {
         run_op("Conv", AttrMap().ints("strides", {0, 1}), in);
@@ -244,11 +247,11 @@ TEST(ConvOp, ErrorBadAttributes) {
 }
 
 TEST(ConvOp, ErrorBiasShapeDtypeAndSize) {
-  const Tensor x = test::random_unit_tensor({1, 3, 5, 5}, 1),
-               w = test::random_unit_tensor({2, 3, 3, 3}, 2);
+  const Tensor x = test::random_tensor<float>({1, 3, 5, 5}, 1, -1, 1),
+               w = test::random_tensor<float>({2, 3, 3, 3}, 2, -1, 1);
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap(), {x, w, test::random_unit_tensor({3}, 3)});
+        run_op("Conv", AttrMap(), {x, w, test::random_tensor<float>({3}, 3, -1, 1)});
       },
       {"expected bias B of shape [2]"});
   expect_error<UnsupportedOpError>(
@@ -258,12 +261,13 @@ TEST(ConvOp, ErrorBiasShapeDtypeAndSize) {
       {"input 0 (X) dtype float16 is not supported (supported: float32)"});
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap(), {test::random_unit_tensor({1, 3, 2, 5}, 1), w});
+        run_op("Conv", AttrMap(), {test::random_tensor<float>({1, 3, 2, 5}, 1, -1, 1), w});
       },
       {"expected a padded input extent of at least 3"});
   expect_error<ShapeError>(
       [&] {
-        run_op("Conv", AttrMap().i("group", 3), {x, test::random_unit_tensor({4, 1, 3, 3}, 2)});
+        run_op("Conv", AttrMap().i("group", 3),
+               {x, test::random_tensor<float>({4, 1, 3, 3}, 2, -1, 1)});
       },
       {"divisible by group 3"});
 }

@@ -219,9 +219,10 @@ const std::vector<ConvCase>& conv_cases() {
 TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
   int config = 0;
   for (const ConvCase& k : conv_cases()) {
-    const Tensor x = test::random_unit_tensor({k.n, k.c, k.h, k.w}, 11 + config);
-    const Tensor w = test::random_unit_tensor({k.m, k.c / k.group, k.kh, k.kw}, 12 + config);
-    const Tensor b = test::random_unit_tensor({k.m}, 13 + config);
+    const Tensor x = test::random_tensor<float>({k.n, k.c, k.h, k.w}, 11 + config, -1, 1);
+    const Tensor w =
+        test::random_tensor<float>({k.m, k.c / k.group, k.kh, k.kw}, 12 + config, -1, 1);
+    const Tensor b = test::random_tensor<float>({k.m}, 13 + config, -1, 1);
     for (int64_t c : {4, 8, 16}) {
       // 0..7: x, y and weights each plain or blocked; 8..11: y NHWC (a fused Transpose);
       // 12..15: OHWI weights, y NHWC or NCHWc.
@@ -244,7 +245,7 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
                      << "' residual " << int(r) << " bias " << with_bias);
         const Tensor bias = with_bias ? b : Tensor();
         const Expected e = reference_conv(k, x, w, bias, Tensor(), Residual::kNone, Act{});
-        const Tensor z_plain = test::random_unit_tensor(e.shape, 14 + config);
+        const Tensor z_plain = test::random_tensor<float>(e.shape, 14 + config, -1, 1);
         const Expected want = reference_conv(k, x, w, bias, z_plain, r, act);
 
         AttrMap attrs;
@@ -289,9 +290,9 @@ TEST(FusedConvOp, MatchesPlainLoopsForEveryLayoutBlockActivationAndResidual) {
 // algorithm name is a ModelError.
 TEST(FusedConvOp, ThreadsAndAlgorithmAttribute) {
   const int64_t c = simd_float_lanes();
-  const Tensor x = test::random_unit_tensor({2, 64, 13, 11}, 41);
-  const Tensor w = test::random_unit_tensor({40, 64, 3, 3}, 42);
-  const Tensor b = test::random_unit_tensor({40}, 43);
+  const Tensor x = test::random_tensor<float>({2, 64, 13, 11}, 41, -1, 1);
+  const Tensor w = test::random_tensor<float>({40, 64, 3, 3}, 42, -1, 1);
+  const Tensor b = test::random_tensor<float>({40}, 43, -1, 1);
   for (const char* algo : {"direct", "reference"}) {
     SCOPED_TRACE(algo);
     AttrMap attrs;
@@ -322,14 +323,14 @@ TEST(FusedConvOp, PlainPointwiseRunsAsGemm) {
   const std::vector<Shape> shapes = {{2, 24, 300}, {1, 24, 37, 19}, {1, 5, 3, 4, 9}};
   int seed = 60;
   for (const Shape& xs : shapes) {
-    const Tensor x = test::random_unit_tensor(xs, ++seed);
+    const Tensor x = test::random_tensor<float>(xs, ++seed, -1, 1);
     Shape ws = {4, xs[1]};
     ws.resize(xs.size(), 1);
-    const Tensor w = test::random_unit_tensor(ws, ++seed),
-                 b = test::random_unit_tensor({4}, ++seed);
+    const Tensor w = test::random_tensor<float>(ws, ++seed, -1, 1),
+                 b = test::random_tensor<float>({4}, ++seed, -1, 1);
     Shape ys = xs;
     ys[1] = 4;
-    const Tensor z = test::random_unit_tensor(ys, ++seed);
+    const Tensor z = test::random_tensor<float>(ys, ++seed, -1, 1);
     for (const char* act : {"Sigmoid", "Relu", "HardSwish"}) {
       SCOPED_TRACE(::testing::Message() << "x " << shape_str(xs) << " " << act);
       AttrMap attrs;
@@ -367,13 +368,13 @@ TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
                         {{2, 9, 11, 70}, 60, 3, {2, 1, 1, 2}, 2}};
   int seed = 80;
   for (const Case& c : cases) {
-    const Tensor x = test::random_unit_tensor(c.x, ++seed);
-    const Tensor w = test::random_unit_tensor({c.m, c.x[1], c.k, c.k}, ++seed),
-                 b = test::random_unit_tensor({c.m}, ++seed);
+    const Tensor x = test::random_tensor<float>(c.x, ++seed, -1, 1);
+    const Tensor w = test::random_tensor<float>({c.m, c.x[1], c.k, c.k}, ++seed, -1, 1),
+                 b = test::random_tensor<float>({c.m}, ++seed, -1, 1);
     AttrMap attrs;
     attrs.ints("pads", c.pads).ints("dilations", {c.dilation, c.dilation});
     const Tensor conv = test::run_op("Conv", attrs, {x, w, b})[0];
-    const Tensor z = test::random_unit_tensor(conv.shape(), ++seed);
+    const Tensor z = test::random_tensor<float>(conv.shape(), ++seed, -1, 1);
     attrs.s("activation", "Relu");
     AttrMap ref = attrs;
     ref.s("algorithm", "reference");
@@ -398,10 +399,10 @@ TEST(FusedConvOp, PlainStrideOneConvRunsAsImplicitGemm) {
 TEST(FusedConvOp, NchwcConvOnOihwOrOhwiWeightsRunsTheDotKernel) {
   const int64_t c = simd_float_lanes();
   const bool fast = cpu_info().forced_target != "SCALAR" && c >= 4;
-  const Tensor x = test::random_unit_tensor({2, 70, 5, 7}, 61);
-  const Tensor b = test::random_unit_tensor({6}, 63);
+  const Tensor x = test::random_tensor<float>({2, 70, 5, 7}, 61, -1, 1);
+  const Tensor b = test::random_tensor<float>({6}, 63, -1, 1);
   for (const int64_t k : {1, 3}) {
-    const Tensor w = test::random_unit_tensor({6, 70, k, k}, 62 + k);
+    const Tensor w = test::random_tensor<float>({6, 70, k, k}, 62 + k, -1, 1);
     for (const int64_t stride : {1, 2}) {
       if (k == 1 && stride == 2) continue;
       for (const std::string y_layout : {"NHWC", "NCHWc", "NCHW"}) {
@@ -447,8 +448,9 @@ TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
   // 1-D: x [1, 2, 5], w [3, 2, 3], pads 1, Relu; against Conv + Relu. FusedConv runs it
   // as an implicit GEMM (another summation order than Conv's): within the roundings of
   // 6 products and the bias, each below 1 in magnitude.
-  const Tensor x = test::random_unit_tensor({1, 2, 5}, 1),
-               w = test::random_unit_tensor({3, 2, 3}, 2), b = test::random_unit_tensor({3}, 3);
+  const Tensor x = test::random_tensor<float>({1, 2, 5}, 1, -1, 1),
+               w = test::random_tensor<float>({3, 2, 3}, 2, -1, 1),
+               b = test::random_tensor<float>({3}, 3, -1, 1);
   AttrMap attrs;
   attrs.ints("pads", {1, 1});
   const Tensor conv = test::run_op("Conv", attrs, {x, w, b})[0];
@@ -458,10 +460,10 @@ TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
   test::expect_near_all(run_fused("FusedConv", attrs, {x, w, b})[0].to_float_vector(),
                         relu.to_float_vector(), 7 * 7 * 0x1p-24f);
   // 3-D with a residual after the activation: conv + z.
-  const Tensor x3 = test::random_unit_tensor({1, 2, 3, 4, 3}, 4),
-               w3 = test::random_unit_tensor({2, 2, 2, 2, 2}, 5);
+  const Tensor x3 = test::random_tensor<float>({1, 2, 3, 4, 3}, 4, -1, 1),
+               w3 = test::random_tensor<float>({2, 2, 2, 2, 2}, 5, -1, 1);
   const Tensor c3 = test::run_op("Conv", AttrMap(), {x3, w3})[0];
-  const Tensor z3 = test::random_unit_tensor(c3.shape(), 6);
+  const Tensor z3 = test::random_tensor<float>(c3.shape(), 6, -1, 1);
   const Tensor sum = test::run_op("Add", AttrMap(), {c3, z3})[0];
   EXPECT_EQ(run_fused("FusedConv", AttrMap(), {x3, w3, Tensor(), z3})[0].to_float_vector(),
             sum.to_float_vector());
@@ -470,9 +472,9 @@ TEST(FusedConvOp, OneAndThreeDimensionalPlainConvolutions) {
 TEST(FusedConvOp, PlainLayoutsGiveTheConvOpResultsBitForBit) {
   // A grouped or strided NCHW conv (not the GEMM's) runs f32_conv_nchw + the epilogue:
   // no reordering of the sums.
-  const Tensor x = test::random_unit_tensor({2, 8, 9, 9}, 7),
-               w = test::random_unit_tensor({12, 4, 3, 3}, 8),
-               b = test::random_unit_tensor({12}, 9);
+  const Tensor x = test::random_tensor<float>({2, 8, 9, 9}, 7, -1, 1),
+               w = test::random_tensor<float>({12, 4, 3, 3}, 8, -1, 1),
+               b = test::random_tensor<float>({12}, 9, -1, 1);
   AttrMap attrs;
   attrs.ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2}).i("group", 2);
   const Tensor conv = test::run_op("Conv", attrs, {x, w, b})[0];
@@ -524,8 +526,8 @@ TEST(FusedConvOp, InferReturnsThePhysicalShapeAndMacsCountLogicalChannels) {
 }
 
 TEST(FusedConvOp, Errors) {
-  const Tensor x = test::random_unit_tensor({1, 3, 5, 5}, 1),
-               w = test::random_unit_tensor({4, 3, 3, 3}, 2);
+  const Tensor x = test::random_tensor<float>({1, 3, 5, 5}, 1, -1, 1),
+               w = test::random_tensor<float>({4, 3, 3, 3}, 2, -1, 1);
   const auto run = [&](const AttrMap& a, const std::vector<Tensor>& in) {
     return [=] { run_fused("FusedConv", a, in); };
   };
@@ -541,15 +543,15 @@ TEST(FusedConvOp, Errors) {
   expect_error<ShapeError>(run(AttrMap().s("x_layout", "NCHWc").i("block", 4), {x, w}),
                            {"FusedConv 'test_node'", "2-D"});
   expect_error<ShapeError>(
-      run(AttrMap().s("weight_layout", "OHWI"),
-          {test::random_unit_tensor({1, 3, 5}, 6), test::random_unit_tensor({4, 3, 3}, 7)}),
+      run(AttrMap().s("weight_layout", "OHWI"), {test::random_tensor<float>({1, 3, 5}, 6, -1, 1),
+                                                 test::random_tensor<float>({4, 3, 3}, 7, -1, 1)}),
       {"OHWI weights need a 2-D convolution"});
+  expect_error<ShapeError>(run(AttrMap().s("weight_layout", "OHWI"),
+                               {x, test::random_tensor<float>({4, 3, 3, 2}, 8, -1, 1)}),
+                           {"expected input with 2 channels, but got 3"});
   expect_error<ShapeError>(
-      run(AttrMap().s("weight_layout", "OHWI"), {x, test::random_unit_tensor({4, 3, 3, 2}, 8)}),
-      {"expected input with 2 channels, but got 3"});
-  expect_error<ShapeError>(
-      run(AttrMap().s("y_layout", "NHWC"),
-          {test::random_unit_tensor({1, 3, 5}, 6), test::random_unit_tensor({4, 3, 3}, 7)}),
+      run(AttrMap().s("y_layout", "NHWC"), {test::random_tensor<float>({1, 3, 5}, 6, -1, 1),
+                                            test::random_tensor<float>({4, 3, 3}, 7, -1, 1)}),
       {"NHWC output needs a 2-D convolution"});
   expect_error<ModelError>(
       run(AttrMap().s("y_layout", "NHWC").s("weight_layout", "winograd").i("block", 4).i(
@@ -564,11 +566,11 @@ TEST(FusedConvOp, Errors) {
           {x, kernels::ref::pack_conv_weights(w, 4)}),
       {"expected packed weights [3, C/group, kH, kW, 4]"});
   expect_error<ShapeError>(
-      run(AttrMap(), {x, w, Tensor(), test::random_unit_tensor({1, 4, 3, 4}, 3)}),
+      run(AttrMap(), {x, w, Tensor(), test::random_tensor<float>({1, 4, 3, 4}, 3, -1, 1)}),
       {"residual Z", "[1, 4, 3, 3]"});
-  expect_error<ShapeError>(run(AttrMap(), {x, w, test::random_unit_tensor({3}, 4)}),
+  expect_error<ShapeError>(run(AttrMap(), {x, w, test::random_tensor<float>({3}, 4, -1, 1)}),
                            {"bias B of shape [4]"});
-  expect_error<ShapeError>(run(AttrMap(), {x, test::random_unit_tensor({4, 2, 3, 3}, 5)}),
+  expect_error<ShapeError>(run(AttrMap(), {x, test::random_tensor<float>({4, 2, 3, 3}, 5, -1, 1)}),
                            {"expected input with 2 channels, but got 3"});
 }
 
@@ -663,9 +665,10 @@ TEST(Epilogue, ActivationsMatchTheOnnxOps) {
 // ---- FusedGemm and FusedMatMul ---------------------------------------------------------
 
 TEST(FusedGemmOp, GemmThenEveryActivationAndResidual) {
-  const Tensor a = test::random_unit_tensor({5, 7}, 1), bt = test::random_unit_tensor({6, 7}, 2),
-               c = test::random_unit_tensor({6}, 3);
-  const Tensor z = test::random_unit_tensor({5, 6}, 4);
+  const Tensor a = test::random_tensor<float>({5, 7}, 1, -1, 1),
+               bt = test::random_tensor<float>({6, 7}, 2, -1, 1),
+               c = test::random_tensor<float>({6}, 3, -1, 1);
+  const Tensor z = test::random_tensor<float>({5, 6}, 4, -1, 1);
   AttrMap gemm_attrs;
   gemm_attrs.i("transB", 1).f("alpha", 0.5f).f("beta", 2.0f);
   const std::vector<float> g = test::run_op("Gemm", gemm_attrs, {a, bt, c})[0].to_float_vector();
@@ -692,7 +695,7 @@ TEST(FusedGemmOp, GemmThenEveryActivationAndResidual) {
   }
   expect_error<ShapeError>(
       [&] {
-        run_fused("FusedGemm", gemm_attrs, {a, bt, c, test::random_unit_tensor({6}, 5)});
+        run_fused("FusedGemm", gemm_attrs, {a, bt, c, test::random_tensor<float>({6}, 5, -1, 1)});
       },
       {"FusedGemm 'test_node'", "residual Z"});
   expect_error<ShapeError>(
@@ -703,9 +706,10 @@ TEST(FusedGemmOp, GemmThenEveryActivationAndResidual) {
 }
 
 TEST(FusedMatMulOp, BatchedMatMulWithBiasActivationAndResidual) {
-  const Tensor a = test::random_unit_tensor({2, 3, 4, 5}, 1),
-               b = test::random_unit_tensor({5, 7}, 2), bias = test::random_unit_tensor({7}, 3);
-  const Tensor z = test::random_unit_tensor({2, 3, 4, 7}, 4);
+  const Tensor a = test::random_tensor<float>({2, 3, 4, 5}, 1, -1, 1),
+               b = test::random_tensor<float>({5, 7}, 2, -1, 1),
+               bias = test::random_tensor<float>({7}, 3, -1, 1);
+  const Tensor z = test::random_tensor<float>({2, 3, 4, 7}, 4, -1, 1);
   const std::vector<float> mm = test::run_op("MatMul", AttrMap(), {a, b})[0].to_float_vector();
   const std::vector<float> bs = bias.to_float_vector(), zs = z.to_float_vector();
   for (const Act& act : all_activations()) {
@@ -733,7 +737,7 @@ TEST(FusedMatMulOp, BatchedMatMulWithBiasActivationAndResidual) {
   }
   expect_error<ShapeError>(
       [&] {
-        run_fused("FusedMatMul", AttrMap(), {a, b, test::random_unit_tensor({5}, 5)});
+        run_fused("FusedMatMul", AttrMap(), {a, b, test::random_tensor<float>({5}, 5, -1, 1)});
       },
       {"FusedMatMul 'test_node'", "bias of shape [7]"});
 }

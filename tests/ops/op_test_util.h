@@ -43,11 +43,6 @@ inline Tensor iota_tensor(const Shape& shape, float start = 0.0f) {
   return Tensor::from_vector(v, shape);
 }
 
-/// A float32 tensor of `shape` holding random_floats(numel, seed): values in [-1, 1).
-inline Tensor random_unit_tensor(const Shape& shape, uint32_t seed) {
-  return Tensor::from_vector(random_floats(shape_numel(shape), seed), shape);
-}
-
 /// Random values of type T from Lcg(seed): floats in [lo, hi), integers in [lo, hi].
 /// Pass a fixed seed per call site so failures reproduce.
 template <typename T>
