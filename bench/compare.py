@@ -28,6 +28,8 @@ round (per-round ratios from 0.6 to 1.8 for one row). --no-pin turns this off.
 Prints a markdown table: tern and ORT median ms (median over rounds of each process's
 median), tern/ORT (median over rounds of the per-round ratio) and the target: <= 0.8 for the
 face detectors (retinaface*, ultraface*, fd1mb*), <= 1.0 for the rest, "ok" or "MISSED".
+With 1 and 2 threads, a second table gives tern's 1 -> 2-thread speed-up per model and
+shape, against the >= 1.7 target on RetinaFace at 640x640.
 Exits 0 when targets are missed (it is a report), 1 when a command fails.
 
     /usr/bin/python3 bench/compare.py [--only SUBSTRING] [--threads 1,2] [--rounds 5]
@@ -44,6 +46,9 @@ import sys
 import benchlib
 
 FACE_PREFIXES = ("retinaface", "ultraface", "fd1mb")
+# Issue 5's thread-scaling target: tern at 2 threads >= 1.7 times faster than at 1 thread on
+# RetinaFace at 640x640.
+SCALING_TARGET = ("retinaface_mnet025.onnx", (1, 3, 640, 640), 1.7)
 RESNET18 = os.path.join(benchlib.CACHE, "models", "resnet18.onnx")
 
 
@@ -86,6 +91,24 @@ def summarize(rounds, target):
         "target": target,
         "ok": ratio <= target,
     }
+
+
+def thread_speedups(results):
+    """tern's speed-up from 1 to 2 threads (its 1-thread median ms / its 2-thread median ms)
+    for every model and shape of RESULTS (compare's rows: "model", "inputs" {name: dims},
+    "threads", "tern_median_ms") timed at both, in order: {"model", "dims", "speedup",
+    "target"}, target being SCALING_TARGET's bound for its model and shape, else None."""
+    by_key = {}
+    for r in results:
+        key = (r["model"], tuple(tuple(d) for d in r["inputs"].values()))
+        by_key.setdefault(key, {})[r["threads"]] = r["tern_median_ms"]
+    out = []
+    for (model, dims), ms in by_key.items():
+        if 1 in ms and 2 in ms:
+            model_file, shape, bound = SCALING_TARGET
+            target = bound if model == model_file and dims == (shape,) else None
+            out.append({"model": model, "dims": dims, "speedup": ms[1] / ms[2], "target": target})
+    return out
 
 
 def ort_model(path):
@@ -245,6 +268,15 @@ def main():
         sys.exit(f"compare.py: {e}")
     missed = sum(not r["ok"] for r in results)
     print(f"\n{len(results) - missed} of {len(results)} rows within the target, {missed} missed")
+    speedups = thread_speedups(results)
+    if speedups:
+        print("\ntern, 1 -> 2 threads (1-thread ms / 2-thread ms):\n")
+        print("| model | shape | speed-up | target |\n|---|---|---|---|")
+        for s in speedups:
+            dims = ", ".join(benchlib.dims_str(d) for d in s["dims"])
+            target = (f">= {s['target']:.1f} {'ok' if s['speedup'] >= s['target'] else 'MISSED'}"
+                      if s["target"] else "")
+            print(f"| {s['model']} | {dims} | {s['speedup']:.2f}x | {target} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"ort_version": benchlib.ORT_VERSION, "rounds": args.rounds, "runs": args.runs,

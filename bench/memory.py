@@ -2,7 +2,8 @@
 """Peak resident memory of `tern bench` vs ONNX Runtime, and tern's plan figures.
 
 For every model in ../shared/models/index.json (at the input shape of its largest reference
-case: RetinaFace at 640x640), prints the node count before and after tern's pass pipeline,
+case: RetinaFace at 640x640) and compare.py's ResNet-18 (when python3-torchvision is
+installed), prints the node count before and after tern's pass pipeline,
 the arena bytes vs the sum of all intermediate tensor sizes, the packed-weight bytes, and
 the peak resident set size (max RSS from /usr/bin/time) of
 
@@ -12,6 +13,10 @@ the peak resident set size (max RSS from /usr/bin/time) of
     git; see benchlib.py)
   - `node -e require(onnxruntime-node)`: the ONNX Runtime process before any model is loaded,
     so the model's own share can be read as ORT peak - baseline.
+
+ORT reads the same model file as compare.py gives it (compare.ort_model: a copy without the
+weights listed among the graph inputs, which ORT could not fold). Each row ends with issue
+5's target: tern's peak at or below ORT's, "ok" or "MISSED".
 
 The engines are run alternately (tern, ORT, tern, ORT, ...) and the median of the rounds is
 reported. Usage (from the repo root, after `make build`):
@@ -27,6 +32,7 @@ import subprocess
 import sys
 
 import benchlib
+import compare
 
 
 def max_rss_kb(cmd, env=None):
@@ -51,7 +57,11 @@ def main():
 
     try:
         modules = benchlib.ensure_ort()
-        models = benchlib.load_index(args.models)
+        models = [(m["path"], os.path.join(args.models, m["path"]), benchlib.largest_inputs(args.models, m))
+                  for m in benchlib.load_index(args.models)]
+        resnet18 = compare.ensure_resnet18()
+        if resnet18:
+            models.append((os.path.basename(resnet18), resnet18, (("input", (1, 3, 224, 224)),)))
     except (benchlib.CommandError, FileNotFoundError) as e:
         sys.exit(f"memory.py: {e}")
     env = benchlib.ort_env(modules)
@@ -63,20 +73,21 @@ def main():
           f"baseline, no model loaded: {baseline / 1024:.1f} MB")
     print(f"threads {args.threads}, {args.runs} runs per process, median of {args.rounds} alternating rounds\n")
     header = ("model", "shape", "nodes", "arena MB", "sum MB", "packed MB", "tern MB", "ORT MB",
-              "ORT-base MB", "tern/ORT")
+              "ORT-base MB", "tern/ORT", "target")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     worse = 0
-    for model in models:
-        if args.only and args.only not in model["path"]:
+    for name, path, inputs in models:
+        if args.only and args.only not in name:
             continue
-        path = os.path.join(args.models, model["path"])
-        inputs = benchlib.largest_inputs(args.models, model)
         dims = ", ".join(benchlib.dims_str(shape) for _, shape in inputs)
         common = benchlib.shape_args(inputs) + ["--threads", str(args.threads), "--runs",
                                                 str(args.runs), "--warmup", "2"]
         tern_cmd = [args.tern, "bench", path] + common
-        ort_cmd = ["node", benchlib.ORT_TIME_JS, "--model", path] + common
+        try:
+            ort_cmd = ["node", benchlib.ORT_TIME_JS, "--model", compare.ort_model(path)] + common
+        except benchlib.CommandError as e:
+            sys.exit(f"memory.py: {e}")
         tern_rss, ort_rss = [], []
         out = ""
         for _ in range(args.rounds):
@@ -89,8 +100,8 @@ def main():
             sys.exit(f"cannot read the plan line of tern bench:\n{out}")
         t, o = statistics.median(tern_rss) / 1024, statistics.median(ort_rss) / 1024
         worse += t > o
-        print(f"| {model['path']} | {dims} | {plan.group(2)} -> {plan.group(1)} | {plan.group(3)} | "
-              f"{plan.group(4)} | {plan.group(6)} | {t:.1f} | {o:.1f} | {o - baseline / 1024:.1f} | {t / o:.2f} |")
+        print(f"| {name} | {dims} | {plan.group(2)} -> {plan.group(1)} | {plan.group(3)} | "
+              f"{plan.group(4)} | {plan.group(6)} | {t:.1f} | {o:.1f} | {o - baseline / 1024:.1f} | {t / o:.2f} | <= 1.0 {'ok' if t <= o else 'MISSED'} |")
     print(f"\n{worse} model(s) where tern's peak memory is above ONNX Runtime's")
 
 

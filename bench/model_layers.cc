@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string_view>
 
 #include "base/cpu.h"
 #include "onnx/loader.h"
@@ -16,14 +17,11 @@ namespace tern::bench {
 
 const std::vector<ModelCase>& bench_models() {
   static const std::vector<ModelCase> models = {
-      {"retinaface_mnet025.onnx", {1, 3, 320, 320}},
-      {"retinaface_mnet025.onnx", {1, 3, 640, 640}},
-      {"ultraface_slim320.onnx", {1, 3, 240, 320}},
-      {"ultraface_rfb320.onnx", {1, 3, 240, 320}},
-      {"fd1mb_slim_landmark.onnx", {1, 3, 240, 320}},
-      {"mobilenetv2_1.0_224.onnx", {1, 3, 224, 224}},
-      {"squeezenet1.1.onnx", {1, 3, 224, 224}},
-      {"ppocr_v4_det.onnx", {1, 3, 256, 384}},
+      {"retinaface_mnet025.onnx", {1, 3, 320, 320}}, {"retinaface_mnet025.onnx", {1, 3, 640, 640}},
+      {"ultraface_slim320.onnx", {1, 3, 240, 320}},  {"ultraface_rfb320.onnx", {1, 3, 240, 320}},
+      {"ultraface_rfb640.onnx", {1, 3, 480, 640}},   {"fd1mb_slim_landmark.onnx", {1, 3, 240, 320}},
+      {"fd1mb_rfb_landmark.onnx", {1, 3, 240, 320}}, {"mobilenetv2_1.0_224.onnx", {1, 3, 224, 224}},
+      {"squeezenet1.1.onnx", {1, 3, 224, 224}},      {"ppocr_v4_det.onnx", {1, 3, 256, 384}},
       {"resnet18.onnx", {1, 3, 224, 224}, true},
   };
   return models;
@@ -36,6 +34,12 @@ BenchSetup init_layer_bench(int argc, char** argv) {
     if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       setup.threads = std::max(1, std::atoi(argv[++i]));
       continue;
+    }
+    // Google Benchmark's bool flag: bare, or =true/=1/=yes (anything else means false).
+    const std::string_view a = argv[i];
+    if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true" ||
+        a == "--benchmark_list_tests=1" || a == "--benchmark_list_tests=yes") {
+      setup.list_only = true;
     }
     args.push_back(argv[i]);
   }

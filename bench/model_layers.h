@@ -24,8 +24,9 @@ struct ModelCase {
   bool cached = false;
 };
 
-/// The reference sizes of the shared models (RetinaFace at 320x320 and 640x640), and
-/// ResNet-18 at 224x224 once bench/compare.py has exported it.
+/// The reference sizes of the shared models (RetinaFace at 320x320 and 640x640; not its
+/// 212x320 case, nor UltraFace's _nopost files, whose convolutions are those of the files
+/// without the suffix), and ResNet-18 at 224x224 once bench/compare.py has exported it.
 const std::vector<ModelCase>& bench_models();
 
 /// Options every layer benchmark takes: --threads N (ours, removed from argv before
@@ -33,10 +34,13 @@ const std::vector<ModelCase>& bench_models();
 struct BenchSetup {
   int threads = 1;
   std::string models_dir;
+  /// --benchmark_list_tests: names only, so nothing is measured (not even the roofline, whose
+  /// cache a measurement under load would lower).
+  bool list_only = false;
 };
 
 /// Parses --threads, initialises Google Benchmark with the remaining arguments and adds the
-/// thread count and SIMD target to its context.
+/// thread count and SIMD target to its context; notes whether the run only lists names.
 BenchSetup init_layer_bench(int argc, char** argv);
 
 /// The program of `graph` at NCHW input `shape`, compiled by the pipeline with the passes

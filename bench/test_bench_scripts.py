@@ -93,6 +93,18 @@ class CompareTest(unittest.TestCase):
         self.assertFalse(s["ok"])
         self.assertTrue(compare.summarize(rounds, 1.0)["ok"])
 
+    def test_thread_speedups_pair_1_and_2_threads_and_target_retinaface_640(self):
+        def row(model, dims, threads, ms):
+            return {"model": model, "inputs": {"input": dims}, "threads": threads, "tern_median_ms": ms}
+        results = [row("retinaface_mnet025.onnx", (1, 3, 320, 320), 1, 3.0),
+                   row("retinaface_mnet025.onnx", (1, 3, 320, 320), 2, 2.0),
+                   row("retinaface_mnet025.onnx", [1, 3, 640, 640], 1, 12.0),  # lists, as in --json
+                   row("retinaface_mnet025.onnx", [1, 3, 640, 640], 2, 6.0),
+                   row("squeezenet1.1.onnx", (1, 3, 224, 224), 1, 5.0)]  # no 2-thread row
+        s = compare.thread_speedups(results)
+        self.assertEqual([(e["dims"], e["speedup"], e["target"]) for e in s],
+                         [(((1, 3, 320, 320),), 1.5, None), (((1, 3, 640, 640),), 2.0, 1.7)])
+
     def test_parse_threads(self):
         self.assertEqual(compare.parse_threads("1,2"), [1, 2])
         for bad in ("", "0", "1,x", "-1"):

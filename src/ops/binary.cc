@@ -25,11 +25,6 @@ namespace {
 
 using kernels::ref::BinaryKind;
 
-constexpr std::initializer_list<DType> kNumericTypes = {
-    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-    DType::kInt8,    DType::kInt16,   DType::kInt32,   DType::kInt64,
-    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64};
-
 class BinaryOp final : public Op {
  public:
   BinaryOp(const Attrs& attrs, const OpContext& ctx) : Op(ctx) {

@@ -185,10 +185,10 @@ class FusedConvOp final : public Op {
     const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
     check_conv_bias(inputs, p.conv.out_channels, where());
     const Shape y = output_shape(inputs[0].shape, p);
-    if (has_input(inputs, 3)) {
-      TERN_CHECK(inputs[3].shape == y, ShapeError,
+    if (has_input(inputs, kResidualInput)) {
+      TERN_CHECK(inputs[kResidualInput].shape == y, ShapeError,
                  "{}: expected residual Z of the output's shape {}, but got {}", where(),
-                 shape_str(y), shape_str(inputs[3].shape));
+                 shape_str(y), shape_str(inputs[kResidualInput].shape));
     }
     return {TensorType{DType::kFloat32, y}};
   }
@@ -197,8 +197,9 @@ class FusedConvOp final : public Op {
            const ExecContext& ctx) const override {
     const Tensor x = inputs[0].contiguous();
     const Tensor w = inputs[1].contiguous();
-    const Tensor b = has_input(inputs, 2) ? inputs[2].contiguous() : Tensor();
-    const Tensor z = has_input(inputs, 3) ? inputs[3].contiguous() : Tensor();
+    const Tensor b = has_input(inputs, kBiasInput) ? inputs[kBiasInput].contiguous() : Tensor();
+    const Tensor z =
+        has_input(inputs, kResidualInput) ? inputs[kResidualInput].contiguous() : Tensor();
     launch(prepare(x, w, b, z, outputs[0], ctx), ctx);
   }
 
@@ -211,8 +212,9 @@ class FusedConvOp final : public Op {
       if (t.defined() && !t.is_contiguous()) return {};
     }
     const Tensor none;
-    const Call call = prepare(inputs[0], inputs[1], has_input(inputs, 2) ? inputs[2] : none,
-                              has_input(inputs, 3) ? inputs[3] : none, outputs[0], ctx);
+    const Call call =
+        prepare(inputs[0], inputs[1], has_input(inputs, kBiasInput) ? inputs[kBiasInput] : none,
+                has_input(inputs, kResidualInput) ? inputs[kResidualInput] : none, outputs[0], ctx);
     return [call](const ExecContext& ctx) { launch(call, ctx); };
   }
 
@@ -224,6 +226,12 @@ class FusedConvOp final : public Op {
     const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
     if (w_packed_ && !w_winograd_ && kernels::winograd_conv_preferred(p)) return "winograd";
     return algorithm_name(resolve_algorithm(p));
+  }
+
+  // Winograd weights: the per-thread workspace of the winograd kernel.
+  int64_t workspace_bytes(std::span<const TensorType> inputs) const override {
+    if (inputs.size() < 2 || !w_winograd_) return 0;
+    return kernels::winograd_conv_workspace_bytes(geometry(inputs[0].shape, inputs[1].shape));
   }
 
   // Packed weights of a conv both the direct and the winograd kernel cover.

@@ -121,6 +121,15 @@ class Op {
     return 0;
   }
 
+  /// Scratch memory, in bytes, that one thread's run keeps for later runs (thread_local, grown
+  /// to the largest layer) for these input types (physical): the winograd FusedConv's
+  /// transformed input tiles and products (kernels::winograd_conv_workspace_bytes); 0 for
+  /// ops that keep none.
+  virtual int64_t workspace_bytes(std::span<const TensorType> inputs) const {
+    (void)inputs;
+    return 0;
+  }
+
   /// The kernel this op runs for these input types (physical, as infer() sees them), for
   /// ops that choose between several (FusedConv: "direct", "pointwise", "depthwise",
   /// "gemm", ...); "" for ops with one kernel. The pass select-algorithm records it as the node's

@@ -33,6 +33,13 @@ int normalize_axis(int64_t axis, int rank, const std::string& where, const char*
 std::vector<int> normalize_axes(std::span<const int64_t> axes, int rank, const std::string& where,
                                 const char* what = "axes");
 
+/// The dtypes of ONNX's "all numeric types" constraint (T in Add, Abs, Neg...): every
+/// float and integer type, without bool and string.
+inline constexpr std::initializer_list<DType> kNumericTypes = {
+    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+    DType::kInt8,    DType::kInt16,   DType::kInt32,   DType::kInt64,
+    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64};
+
 /// Throws UnsupportedOpError "{where}: input 0 (X) dtype int32 is not supported
 /// (supported: float32)" unless `got` is one of `allowed` (the dtypes the op implements
 /// for input `index`, named `name`).

@@ -27,10 +27,6 @@ using kernels::ref::UnaryParams;
 
 constexpr std::initializer_list<DType> kFloatTypes = {DType::kFloat32, DType::kFloat64,
                                                       DType::kFloat16, DType::kBFloat16};
-constexpr std::initializer_list<DType> kNumericTypes = {
-    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-    DType::kInt8,    DType::kInt16,   DType::kInt32,   DType::kInt64,
-    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64};
 constexpr std::initializer_list<DType> kSignedTypes = {
     DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
     DType::kInt8,    DType::kInt16,   DType::kInt32,   DType::kInt64};

@@ -1,6 +1,7 @@
 #include "runtime/plan.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include "base/cpu.h"
@@ -49,6 +50,7 @@ std::vector<LayerInfo> layers_of(const passes::Program& p) {
       for (const auto& t : out_types) layer.output_shapes.push_back(t.shape);
       layer.macs = p.ops[n]->macs(in_types, out_types);
       layer.bytes = bytes;
+      layer.workspace_bytes = p.ops[n]->workspace_bytes(in_types);
     }
     auto algorithm = node.attrs.find("algorithm");
     if (algorithm != node.attrs.end() && algorithm->second.type == ir::Attribute::Type::kString)
@@ -113,6 +115,17 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
   info.slice_values = p.memory.slice_values;
   info.weight_bytes = p.weight_bytes();
   info.packed_weight_bytes = p.memory.packed_weight_bytes;
+  std::set<int> winograd_weights;  // a weight value two nodes share counts once
+  for (const ir::Node& node : g.nodes) {
+    auto algorithm = node.attrs.find("algorithm");
+    if (algorithm == node.attrs.end() || algorithm->second.s != "winograd") continue;
+    ++info.winograd_layers;
+    const int w = node.inputs.size() > 1 ? node.inputs[1] : -1;
+    if (w >= 0 && g.values[w].constant.defined() && winograd_weights.insert(w).second)
+      info.winograd_weight_bytes += static_cast<int64_t>(g.values[w].constant.nbytes());
+  }
+  for (const LayerInfo& l : info.layers)
+    info.workspace_bytes = std::max(info.workspace_bytes, l.workspace_bytes);
   info.tuned_measured = p.tuning.measured;
   info.tuned_cached = p.tuning.cached;
   info.tune_cache = p.tuning.cache_path;

@@ -206,7 +206,9 @@ TEST(WinogradConv, SupportRules) {
     p.conv.in = p.conv.out = {1, 8, 8};
     p.x_block = p.y_block = p.w_block = c;
     EXPECT_EQ(kernels::winograd_conv_supported(p), target != "SCALAR");
-    EXPECT_GT(kernels::winograd_conv_workspace_bytes(p), 0);
+    // One work item's transformed input tiles V [36][ceil(C/c)][24][c] and products
+    // M [24][ceil(M/c)][36][c], floats (16 channels in and out: a whole number of blocks).
+    EXPECT_EQ(kernels::winograd_conv_workspace_bytes(p), 36 * 24 * (16 + 16) * 4);
     // 4 tiles: one group, times the chunks of 4 output blocks (3 on AVX2 and SSE4); the
     // smallest groups (6 tiles) when even those leave 2 threads fewer than 2 items each.
     const int64_t max_blocks = target == "AVX2" || target == "SSE4" ? 3 : 4;

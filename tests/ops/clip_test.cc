@@ -10,8 +10,6 @@
 namespace tern::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 TEST(Clip, AttributesBeforeOpset11) {
   const Tensor x = f32({-3.f, -1.f, 0.f, 2.f, 6.f, 9.f}, {2, 3});
   const Tensor y = run1("Clip", {x}, AttrMap().f("min", 0.f).f("max", 6.f), 6);

@@ -8,13 +8,6 @@
 namespace tern::test {
 namespace {
 
-Tensor random_bools(const Shape& shape, uint32_t seed) {
-  const Tensor r = random_tensor<int32_t>(shape, seed, 0, 1);
-  Tensor t = Tensor::empty(DType::kBool, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<bool>()[i] = r.data<int32_t>()[i] != 0;
-  return t;
-}
-
 TEST(Logical, TruthTables) {
   const Tensor a = make<bool>({false, false, true, true}, {4});
   const Tensor b = make<bool>({false, true, false, true}, {4});

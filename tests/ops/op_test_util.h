@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,6 +59,58 @@ Tensor random_tensor(const Shape& shape, uint32_t seed, double lo = -4.0, double
     }
   }
   return t;
+}
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+inline constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+/// Random bools from Lcg(seed), about half true.
+inline Tensor random_bools(const Shape& shape, uint32_t seed) {
+  const Tensor r = random_tensor<int32_t>(shape, seed, 0, 1);
+  Tensor t = Tensor::empty(DType::kBool, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<bool>()[i] = r.data<int32_t>()[i] != 0;
+  return t;
+}
+
+/// Plain float [N, C, D...] -> physical NCHWc [N, ceil(C/c), D..., c]; the padded lanes of
+/// the last block get `fill` (NaN shows a kernel that reads them into a real channel).
+inline Tensor to_nchwc(const Tensor& x, int64_t c, float fill) {
+  const int64_t n = x.dim(0), channels = x.dim(1);
+  const int64_t inner = x.numel() / (n * channels);
+  const int64_t blocks = (channels + c - 1) / c;
+  Shape shape = {n, blocks};
+  for (int d = 2; d < x.rank(); ++d) shape.push_back(x.dim(d));
+  shape.push_back(c);
+  std::vector<float> v(static_cast<size_t>(n * blocks * inner * c), fill);
+  const std::vector<float> xv = x.to_float_vector();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t k = 0; k < inner; ++k)
+        v[((b * blocks + ch / c) * inner + k) * c + ch % c] = xv[(b * channels + ch) * inner + k];
+  return Tensor::from_vector(v, shape);
+}
+
+/// Physical NCHWc [N, B, D..., c] -> plain [N, channels, D...]; the values of the padded
+/// lanes (channels channels..B*c-1) are appended to `padding`.
+inline Tensor from_nchwc(const Tensor& y, int64_t channels, std::vector<float>* padding) {
+  const int64_t n = y.dim(0), blocks = y.dim(1), c = y.dim(-1);
+  const int64_t inner = y.numel() / (n * blocks * c);
+  Shape shape = {n, channels};
+  for (int d = 2; d < y.rank() - 1; ++d) shape.push_back(y.dim(d));
+  const std::vector<float> yv = y.to_float_vector();
+  std::vector<float> out(static_cast<size_t>(n * channels * inner));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < blocks * c; ++ch)
+      for (int64_t k = 0; k < inner; ++k) {
+        const float v = yv[((b * blocks + ch / c) * inner + k) * c + ch % c];
+        if (ch < channels) {
+          out[(b * channels + ch) * inner + k] = v;
+        } else {
+          padding->push_back(v);
+        }
+      }
+  return Tensor::from_vector(out, shape);
 }
 
 /// Calls fn(index) for every multi-index of `shape` in row-major order.

@@ -16,8 +16,6 @@
 namespace tern::test {
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t k2p40 = int64_t{1} << 40;
 constexpr int64_t k2p62 = int64_t{1} << 62;
 
@@ -52,19 +50,19 @@ TEST(Overflow, PadPadsNearInt64Limits) {
   const Tensor x = f32({1, 2, 3, 4, 5, 6}, {3, 2});
   expect_error<ShapeError>(
       [&] {
-        run_op("Pad", {}, {x, i64v({kMax - 1, 0, 5, 0})}, 13);
+        run_op("Pad", {}, {x, i64v({kInt64Max - 1, 0, 5, 0})}, 13);
       },
       {"Pad 'test_node'", "output dim 0 (input dim + pads)", "overflows int64"});
   // A huge begin pad cancelled by a huge negative end pad: each side may crop at most its
   // dim, so this is rejected before -pads[d] or the sum can overflow.
   expect_error<ShapeError>(
       [&] {
-        run_op("Pad", {}, {x, i64v({kMax, 0, kMin, 0})}, 13);
+        run_op("Pad", {}, {x, i64v({kInt64Max, 0, kInt64Min, 0})}, 13);
       },
       {"Pad 'test_node'", "crop more than the 3 elements of dim 0"});
   expect_error<ShapeError>(
       [&] {
-        run_op("Pad", AttrMap().ints("pads", {0, kMax, 0, kMax}), {x}, 2);
+        run_op("Pad", AttrMap().ints("pads", {0, kInt64Max, 0, kInt64Max}), {x}, 2);
       },
       {"Pad 'test_node'", "output dim 1", "overflows int64"});
 }
@@ -73,12 +71,12 @@ TEST(Overflow, SplitSizesSum) {
   const Tensor x = f32({1, 2, 3, 4}, {4});
   expect_error<ShapeError>(
       [&] {
-        run_op("Split", {}, {x, i64v({kMax, kMax, 2})}, 13, 3);
+        run_op("Split", {}, {x, i64v({kInt64Max, kInt64Max, 2})}, 13, 3);
       },
       {"Split 'test_node'", "the sum of split", "overflows int64"});
   expect_error<ShapeError>(
       [&] {
-        run_op("Split", AttrMap().ints("split", {kMax, 1}), {x}, 11, 2);
+        run_op("Split", AttrMap().ints("split", {kInt64Max, 1}), {x}, 11, 2);
       },
       {"Split 'test_node'", "overflows int64"});
 }
@@ -121,14 +119,15 @@ TEST(Overflow, ResolveWindowChecksItsArithmetic) {
       [] { ops::resolve_window(10, 3, 0, 1, 0, 0, ops::AutoPad::kNotSet, false, "W"); },
       {"W: expected kernel, stride and dilation >= 1"});
   expect_error<ShapeError>(
-      [] { ops::resolve_window(kMax - 1, 3, 1, 1, 1, 1, ops::AutoPad::kNotSet, true, "W"); },
+      [] { ops::resolve_window(kInt64Max - 1, 3, 1, 1, 1, 1, ops::AutoPad::kNotSet, true, "W"); },
       {"W: the padded input extent", "overflows int64"});
   expect_error<ShapeError>(
-      [] { ops::resolve_window(kMax, 3, 1, 1, 0, 0, ops::AutoPad::kSameUpper, false, "W"); },
+      [] { ops::resolve_window(kInt64Max, 3, 1, 1, 0, 0, ops::AutoPad::kSameUpper, false, "W"); },
       {"W: the extent the windows cover", "overflows int64"});
   // In range, the same helper still computes.
-  EXPECT_EQ(ops::resolve_window(kMax - 2, 3, 1, 1, 1, 1, ops::AutoPad::kNotSet, false, "W").out,
-            kMax - 2);
+  EXPECT_EQ(
+      ops::resolve_window(kInt64Max - 2, 3, 1, 1, 1, 1, ops::AutoPad::kNotSet, false, "W").out,
+      kInt64Max - 2);
 }
 
 TEST(Overflow, ConvGroupAndPlanTimeExtents) {
@@ -141,7 +140,8 @@ TEST(Overflow, ConvGroupAndPlanTimeExtents) {
       {"Conv 'test_node'", "input channel count W[1] * group", "overflows int64",
        "4 * 4611686018427387904"});
   // Declared (plan-time) input extents near INT64_MAX plus pads.
-  const std::vector<ops::InferInput> in = {type_of({1, 1, kMax - 1, 8}), type_of({1, 1, 3, 3})};
+  const std::vector<ops::InferInput> in = {type_of({1, 1, kInt64Max - 1, 8}),
+                                           type_of({1, 1, 3, 3})};
   expect_error<ShapeError>(
       [&] {
         infer("Conv", AttrMap().ints("pads", {2, 0, 2, 0}), in);
@@ -155,7 +155,8 @@ TEST(Overflow, ConvGroupAndPlanTimeExtents) {
       {"MaxPool 'test_node'", "the padded input extent", "overflows int64"});
   expect_error<ShapeError>(
       [&] {
-        infer("Conv", AttrMap().s("auto_pad", "SAME_UPPER"), {type_of({1, 1, kMax, 8}), in[1]});
+        infer("Conv", AttrMap().s("auto_pad", "SAME_UPPER"),
+              {type_of({1, 1, kInt64Max, 8}), in[1]});
       },
       {"Conv 'test_node'", "overflows int64"});
 }
@@ -202,15 +203,15 @@ TEST(Overflow, MacsSaturate) {
   const std::vector<ops::TensorType> conv_in = {{DType::kFloat32, {k2p40, k2p40, 8, 8}},
                                                 {DType::kFloat32, {k2p40, 4, 3, 3}}};
   const std::vector<ops::TensorType> conv_out = {{DType::kFloat32, {k2p40, k2p40, 8, 8}}};
-  EXPECT_EQ(make_op("Conv", {})->macs(conv_in, conv_out), kMax);
-  EXPECT_EQ(make_op("ConvTranspose", {})->macs(conv_in, conv_out), kMax);
+  EXPECT_EQ(make_op("Conv", {})->macs(conv_in, conv_out), kInt64Max);
+  EXPECT_EQ(make_op("ConvTranspose", {})->macs(conv_in, conv_out), kInt64Max);
   // Shapes that infer() accepts (every element count fits), MACs that do not.
   constexpr int64_t k2p31 = int64_t{1} << 31;
   const std::vector<ops::TensorType> mm = {{DType::kFloat32, {k2p31, k2p31}},
                                            {DType::kFloat32, {k2p31, k2p31}}};
   const std::vector<ops::TensorType> mm_out = {{DType::kFloat32, {k2p31, k2p31}}};
-  EXPECT_EQ(make_op("Gemm", {})->macs(mm, mm_out), kMax);
-  EXPECT_EQ(make_op("MatMul", {})->macs(mm, mm_out), kMax);
+  EXPECT_EQ(make_op("Gemm", {})->macs(mm, mm_out), kInt64Max);
+  EXPECT_EQ(make_op("MatMul", {})->macs(mm, mm_out), kInt64Max);
   // Still exact when the product fits.
   const std::vector<ops::TensorType> small = {{DType::kFloat32, {2, 3}}, {DType::kFloat32, {3, 4}}};
   EXPECT_EQ(make_op("MatMul", {})->macs(small, {}), 2 * 3 * 4);
@@ -289,7 +290,7 @@ TEST(Overflow, ShapeOpsNameTheNode) {
       {"Reshape 'test_node'", "more elements than int64 can count"});
   expect_error<ShapeError>(
       [] {
-        infer("Concat", AttrMap().i("axis", 0), {type_of({kMax - 1}), type_of({2})});
+        infer("Concat", AttrMap().i("axis", 0), {type_of({kInt64Max - 1}), type_of({2})});
       },
       {"Concat 'test_node'", "output dim 0", "overflows int64"});
   expect_error<ShapeError>(

@@ -89,17 +89,17 @@ TEST(Range, IntegerExtremes) {
            {}, 11)
           .to_int64_vector(),
       (std::vector<int64_t>{-2000000000, -1000000000, 0, 1000000000}));
-  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t k62 = int64_t{1} << 62;
   EXPECT_EQ(
-      run1("Range", {scalar<int64_t>(kMin), scalar<int64_t>(kMax), scalar<int64_t>(k62)}, {}, 11)
+      run1("Range", {scalar<int64_t>(kInt64Min), scalar<int64_t>(kInt64Max), scalar<int64_t>(k62)},
+           {}, 11)
           .to_int64_vector(),
-      (std::vector<int64_t>{kMin, kMin + k62, 0, k62}));
+      (std::vector<int64_t>{kInt64Min, kInt64Min + k62, 0, k62}));
   EXPECT_EQ(
-      run1("Range", {scalar<int64_t>(kMax), scalar<int64_t>(kMin), scalar<int64_t>(-k62)}, {}, 11)
+      run1("Range", {scalar<int64_t>(kInt64Max), scalar<int64_t>(kInt64Min), scalar<int64_t>(-k62)},
+           {}, 11)
           .to_int64_vector(),
-      (std::vector<int64_t>{kMax, kMax - k62, -1, -k62 - 1}));
+      (std::vector<int64_t>{kInt64Max, kInt64Max - k62, -1, -k62 - 1}));
   constexpr int64_t k53 = int64_t{1} << 53;
   EXPECT_EQ(
       run1("Range", {scalar<int64_t>(0), scalar<int64_t>(k53 + 1), scalar<int64_t>(k53)}, {}, 11)
@@ -108,7 +108,8 @@ TEST(Range, IntegerExtremes) {
   // A count that does not fit is a ShapeError naming the node.
   expect_error<ShapeError>(
       [&] {
-        run1("Range", {scalar<int64_t>(kMin), scalar<int64_t>(kMax), scalar<int64_t>(1)}, {}, 11);
+        run1("Range", {scalar<int64_t>(kInt64Min), scalar<int64_t>(kInt64Max), scalar<int64_t>(1)},
+             {}, 11);
       },
       {"Range 'test_node'", "too many elements"});
 }

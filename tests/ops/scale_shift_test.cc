@@ -15,6 +15,8 @@ namespace {
 
 using test::AttrMap;
 using test::expect_error;
+using test::from_nchwc;
+using test::to_nchwc;
 
 std::unique_ptr<ops::Op> make_scale_shift(const AttrMap& attrs) {
   const ops::OpSchema* schema = ops::OpRegistry::global().find(ops::kInternalDomain, "ScaleShift");
@@ -48,8 +50,8 @@ std::vector<double> reference(const Tensor& x, const Tensor& scale, const Tensor
 }
 
 // |got - want| within two float32 rounding steps of the terms (x * s, then + t).
-void expect_close(const std::vector<float>& got, const std::vector<double>& want,
-                  const std::vector<double>& magnitude) {
+void expect_matches_reference(const std::vector<float>& got, const std::vector<double>& want,
+                              const std::vector<double>& magnitude) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     const double tol = 2.0 * std::ldexp(magnitude[i], -23) + 1e-30;
@@ -70,42 +72,6 @@ std::vector<double> magnitudes(const Tensor& x, const Tensor& scale, const Tenso
   for (float& e : at) e = std::fabs(e);
   const Shape cs = {static_cast<int64_t>(as.size())};
   return reference(ax, Tensor::from_vector(as, cs), Tensor::from_vector(at, cs));
-}
-
-// Plain [N, C, D...] -> physical NCHWc [N, ceil(C/c), D..., c]; padded lanes get `fill`.
-Tensor to_nchwc(const Tensor& x, int64_t c, float fill) {
-  const int64_t n = x.dim(0), channels = x.dim(1);
-  const int64_t inner = x.numel() / (n * channels);
-  const int64_t blocks = (channels + c - 1) / c;
-  Shape shape = {n, blocks};
-  for (int d = 2; d < x.rank(); ++d) shape.push_back(x.dim(d));
-  shape.push_back(c);
-  std::vector<float> v(static_cast<size_t>(n * blocks * inner * c), fill);
-  const std::vector<float> xv = x.to_float_vector();
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < channels; ++ch)
-      for (int64_t k = 0; k < inner; ++k)
-        v[((b * blocks + ch / c) * inner + k) * c + ch % c] = xv[(b * channels + ch) * inner + k];
-  return Tensor::from_vector(v, shape);
-}
-
-// Physical NCHWc -> plain [N, C, D...]; `padding` receives the padded lanes' values.
-std::vector<float> from_nchwc(const Tensor& y, int64_t channels, std::vector<float>* padding) {
-  const int64_t n = y.dim(0), blocks = y.dim(1), c = y.dim(-1);
-  const int64_t inner = y.numel() / (n * blocks * c);
-  const std::vector<float> yv = y.to_float_vector();
-  std::vector<float> out(static_cast<size_t>(n * channels * inner));
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < blocks * c; ++ch)
-      for (int64_t k = 0; k < inner; ++k) {
-        const float v = yv[((b * blocks + ch / c) * inner + k) * c + ch % c];
-        if (ch < channels) {
-          out[(b * channels + ch) * inner + k] = v;
-        } else {
-          padding->push_back(v);
-        }
-      }
-  return out;
 }
 
 TEST(ScaleShiftOp, IsInternalOnly) {
@@ -133,11 +99,11 @@ TEST(ScaleShiftOp, PlainMatchesReferenceEveryRank) {
     for (int threads : {1, 2}) {
       const Tensor y = run_scale_shift(AttrMap(), {x, s, t}, threads);
       EXPECT_EQ(y.shape(), shape);
-      expect_close(y.to_float_vector(), reference(x, s, t), magnitudes(x, s, t));
+      expect_matches_reference(y.to_float_vector(), reference(x, s, t), magnitudes(x, s, t));
     }
     // channels given in the plain layout must agree with X.
     const Tensor y = run_scale_shift(AttrMap().i("channels", shape[1]), {x, s, t});
-    expect_close(y.to_float_vector(), reference(x, s, t), magnitudes(x, s, t));
+    expect_matches_reference(y.to_float_vector(), reference(x, s, t), magnitudes(x, s, t));
   }
 }
 
@@ -159,8 +125,8 @@ TEST(ScaleShiftOp, NchwcMatchesReferenceAndZeroesPaddedLanes) {
           const Tensor y = run_scale_shift(attrs, {xb, s, t}, threads);
           ASSERT_EQ(y.shape(), xb.shape());
           std::vector<float> padding;
-          const std::vector<float> plain = from_nchwc(y, channels, &padding);
-          expect_close(plain, reference(x, s, t), magnitudes(x, s, t));
+          const std::vector<float> plain = from_nchwc(y, channels, &padding).to_float_vector();
+          expect_matches_reference(plain, reference(x, s, t), magnitudes(x, s, t));
           const int64_t padded_channels = (block - channels % block) % block;
           EXPECT_EQ(padding.size(),
                     static_cast<size_t>(2 * padded_channels * spatial[0] * spatial[1]));
@@ -181,7 +147,8 @@ TEST(ScaleShiftOp, NchwcOtherRanks) {
     const Tensor y = run_scale_shift(AttrMap().i("block", 4).i("channels", shape[1]),
                                      {to_nchwc(x, 4, 5.0f), s, t});
     std::vector<float> padding;
-    expect_close(from_nchwc(y, shape[1], &padding), reference(x, s, t), magnitudes(x, s, t));
+    expect_matches_reference(from_nchwc(y, shape[1], &padding).to_float_vector(),
+                             reference(x, s, t), magnitudes(x, s, t));
     for (float v : padding) ASSERT_EQ(v, 0.0f);
   }
 }
@@ -197,8 +164,9 @@ TEST(ScaleShiftOp, InPlace) {
     std::vector<Tensor> out = {io};
     op->run(std::vector<Tensor>{io, s, t}, out, ops::ExecContext{2});
     std::vector<float> padding;
-    const std::vector<float> got = block ? from_nchwc(io, 11, &padding) : io.to_float_vector();
-    expect_close(got, reference(x, s, t), magnitudes(x, s, t));
+    const std::vector<float> got =
+        block ? from_nchwc(io, 11, &padding).to_float_vector() : io.to_float_vector();
+    expect_matches_reference(got, reference(x, s, t), magnitudes(x, s, t));
     for (float v : padding) ASSERT_EQ(v, 0.0f);
   }
 }

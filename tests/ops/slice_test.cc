@@ -27,9 +27,6 @@ void check_slice(const Tensor& x, const std::vector<DimSel>& sel, const Tensor& 
   });
 }
 
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
 TEST(Slice, HandChecked1D) {
   const Tensor x = f32({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {10});
   auto s = [&](std::vector<int64_t> st, std::vector<int64_t> en, std::vector<int64_t> steps) {
@@ -38,14 +35,14 @@ TEST(Slice, HandChecked1D) {
   };
   EXPECT_EQ(s({2}, {5}, {1}), (std::vector<float>{2, 3, 4}));
   EXPECT_EQ(s({1}, {9}, {3}), (std::vector<float>{1, 4, 7}));
-  EXPECT_EQ(s({-3}, {kMax}, {1}), (std::vector<float>{7, 8, 9}));
-  EXPECT_EQ(s({-1}, {kMin}, {-1}), (std::vector<float>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
+  EXPECT_EQ(s({-3}, {kInt64Max}, {1}), (std::vector<float>{7, 8, 9}));
+  EXPECT_EQ(s({-1}, {kInt64Min}, {-1}), (std::vector<float>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
   EXPECT_EQ(s({8}, {1}, {-3}), (std::vector<float>{8, 5, 2}));
   EXPECT_EQ(s({100}, {-100}, {-4}), (std::vector<float>{9, 5, 1}));
   EXPECT_EQ(s({5}, {2}, {1}), (std::vector<float>{}));
   EXPECT_EQ(s({2}, {5}, {-1}), (std::vector<float>{}));
-  EXPECT_EQ(s({0}, {10}, {kMax}), (std::vector<float>{0}));
-  EXPECT_EQ(s({9}, {kMin}, {kMin}), (std::vector<float>{9}));
+  EXPECT_EQ(s({0}, {10}, {kInt64Max}), (std::vector<float>{0}));
+  EXPECT_EQ(s({9}, {kInt64Min}, {kInt64Min}), (std::vector<float>{9}));
 }
 
 TEST(Slice, OnnxStyleCases) {
@@ -88,7 +85,7 @@ TEST(Slice, Int32ArgumentsEveryDtypeStridedInput) {
   for (DType t : {DType::kFloat16, DType::kInt8, DType::kInt64, DType::kBool}) {
     Tensor v = Tensor::zeros(t, {4, 3});
     static_cast<uint8_t*>(v.raw_data())[dtype_size(t) * 11] = 1;  // last element
-    const Tensor y = run1("Slice", {v, i64v({-1}), i64v({kMin}), i64v({0}), i64v({-1})});
+    const Tensor y = run1("Slice", {v, i64v({-1}), i64v({kInt64Min}), i64v({0}), i64v({-1})});
     EXPECT_EQ(y.dtype(), t);
     EXPECT_EQ(y.shape(), (Shape{4, 3}));
     EXPECT_EQ(static_cast<const uint8_t*>(y.raw_data())[dtype_size(t) * 2], 1) << dtype_name(t);

@@ -11,8 +11,6 @@
 namespace tern::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 std::vector<float> run_f(const std::string& op, const std::vector<float>& x,
                          const AttrMap& attrs = {}, int opset = 13) {
   return run1(op, {f32(x, {static_cast<int64_t>(x.size())})}, attrs, opset).to_float_vector();

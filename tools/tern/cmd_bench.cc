@@ -188,6 +188,7 @@ int run_bench(const BenchOptions& opt) {
       "{:.2f} MB (packed {:.2f} MB)\n",
       plan.nodes_after, plan.nodes_before, plan.arena_bytes / mb, plan.intermediate_bytes / mb,
       plan.weight_bytes / mb, plan.packed_weight_bytes / mb);
+  print_winograd("winograd: ", plan);
   print_tuning("tuned:   ", plan);
   if (opt.per_layer || !opt.trace.empty()) profile_layers(opt, session, feeds);
   return 0;

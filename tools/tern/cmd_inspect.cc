@@ -77,6 +77,7 @@ void print_plan_summary(const PlanInfo& info) {
       group_digits(info.intermediate_bytes));
   fmt::print("weights:    {} bytes, of which {} packed at plan time\n",
              group_digits(info.weight_bytes), group_digits(info.packed_weight_bytes));
+  print_winograd("winograd:   ", info);
   print_tuning("tuned:      ", info);
 }
 

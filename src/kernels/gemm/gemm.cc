@@ -19,10 +19,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // The register tile: kRows rows of A x kVectors vectors of B's columns. Per k it loads
 // kVectors vectors and broadcasts kRows elements of A for kRows * kVectors FMAs, which
-// need at least 8 (AVX-512, NEON) or 10 (AVX2: latency 5, 2 per cycle) independent
-// accumulators to keep both FMA pipes busy (the derivation for the conv tiles is in
-// kernels/simd/register_tile-inl.h). 32 vector registers: 24 accumulators + 4 B vectors +
-// 1 broadcast; 16 (AVX2, SSE4): 12 + 3 + 1.
+// need at least 8 independent accumulators (AVX-512, and AVX2 on Zen and Skylake: latency
+// 4, 2 per cycle; 10 on Haswell's latency 5; 8 to 14 on Cortex-A72's NEON) to keep both
+// FMA pipes busy (the derivation for the conv tiles is in kernels/simd/register_tile-inl.h).
+// 32 vector registers: 24 accumulators + 4 B vectors + 1 broadcast; 16 (AVX2, SSE4): 12 +
+// 3 + 1.
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 constexpr int kRows = 4;
 constexpr int kVectors = 3;

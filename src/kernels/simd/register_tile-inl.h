@@ -9,7 +9,8 @@
 //   - NEON (Cortex-A72): FMLA latency 7 (4 when chained into the accumulator), 2 per
 //     cycle: 8 to 14 independent accumulators are needed; 32 q registers: the same tiles
 //     as AVX-512 (the paper's 2 rows x 4 pixels is 8 accumulators with c = 4 lanes).
-//   - AVX2 and SSE4: 16 registers: at most 12 accumulators + B weights + 1 broadcast.
+//   - AVX2 and SSE4: FMA latency 4 (Zen, Skylake; 5 on Haswell), 2 per cycle, so 8 to 10
+//     accumulators; 16 registers: at most 12 accumulators + B weights + 1 broadcast.
 //     Tiles: 3x4, 2x6, 1x12.
 //
 // Per-target header: include it after hwy/highway.h inside a foreach_target translation
