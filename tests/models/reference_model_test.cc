@@ -57,7 +57,7 @@ std::vector<NamedTensor> run_case(const test::ReferenceCase& c, int threads,
 }
 
 // The largest input (H x W) the pass sweep runs, from TERN_TEST_PASS_SWEEP_MAX_PIXELS
-// (the sanitizer and qemu runs sweep the cases up to 320x320; the release run all).
+// (0 in the sanitizer and qemu runs, which sweep none; the release run sweeps every case).
 int64_t pass_sweep_max_pixels() {
   const char* env = std::getenv("TERN_TEST_PASS_SWEEP_MAX_PIXELS");
   return env ? std::atoll(env) : test::max_test_pixels();
@@ -71,7 +71,7 @@ class ReferenceModelTest : public ::testing::TestWithParam<CaseAndPass> {};
 TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
   const auto [case_index, pass_index] = GetParam();
   const test::ReferenceCase& c = all_cases()[case_index];
-  // The arm64 run under qemu covers the cases up to 320x320 (TERN_TEST_MAX_PIXELS).
+  // TERN_TEST_MAX_PIXELS may cap the cases run (unset: all of them).
   if (c.input_pixels > test::max_test_pixels()) {
     GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
   }

@@ -19,7 +19,7 @@ inline std::filesystem::path models_dir() {
 }
 
 /// The largest network input (H*W pixels) that whole-model tests run; $TERN_TEST_MAX_PIXELS
-/// caps it (the arm64 run under qemu covers the cases up to 320x320), unlimited when unset.
+/// caps it (to run a slow emulator or sanitizer on the small cases only), unlimited when unset.
 inline int64_t max_test_pixels() {
   const char* env = std::getenv("TERN_TEST_MAX_PIXELS");
   return env && *env ? std::atoll(env) : INT64_MAX;
