@@ -46,8 +46,8 @@ test-asan: deps
 # The release run checks every model with each graph pass off in turn; the sanitizer and
 # qemu runs check every model with all passes on only (TERN_TEST_PASS_SWEEP_MAX_PIXELS=0):
 # the passes are the same code in every build, and those runs are CI's slowest part.
-# arm64: unit tests and every model case (RetinaFace at 640x640 took 8 s, UltraFace RFB-640
-# 4 s under qemu), under qemu-aarch64 (Cortex-A72).
+# arm64: unit tests and every model case (RetinaFace at 640x640 took 7 s, UltraFace RFB-640
+# 5 s under qemu on AMD Zen 4), under qemu-aarch64 (Cortex-A72).
 # Debian 12's qemu-user (7.2) hangs when an arm64 program starts a thread on this host
 # kernel, so tern's thread pool is capped at one thread there (TERN_NUM_THREADS_LIMIT=1).
 ARM64_TEST_ENV = TERN_TEST_PASS_SWEEP_MAX_PIXELS=0 TERN_NUM_THREADS_LIMIT=1

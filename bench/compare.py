@@ -172,12 +172,21 @@ def benchmark_rows(models_dir, only):
         path = os.path.join(models_dir, model["path"])
         for inputs in benchlib.distinct_inputs(models_dir, model):
             rows.append({"model": model["path"], "path": path, "inputs": inputs})
-    if not only or only in os.path.basename(RESNET18):
-        path = ensure_resnet18()
-        if path:
-            rows.append({"model": os.path.basename(path), "path": path,
-                         "inputs": (("input", (1, 3, 224, 224)),)})
+    resnet18 = resnet18_row(only)
+    if resnet18:
+        rows.append(resnet18)
     return rows
+
+
+def resnet18_row(only):
+    """ResNet-18's row ({"model", "path", "inputs"}, at 1x3x224x224), exported on first use;
+    None when its file name does not contain ONLY or python3-torchvision is missing."""
+    if only and only not in os.path.basename(RESNET18):
+        return None
+    path = ensure_resnet18()
+    if not path:
+        return None
+    return {"model": os.path.basename(path), "path": path, "inputs": (("input", (1, 3, 224, 224)),)}
 
 
 def round_cpus(round_index, threads, cpus):

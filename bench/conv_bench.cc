@@ -82,18 +82,14 @@ std::string target_kind(const ir::Node& node, const Shape& w, int64_t* c, int64_
   return "";
 }
 
-// Google Benchmark's display reporter (--benchmark_format, --benchmark_color and
-// --benchmark_counters_tabular as usual), and each benchmark's roof% kept for the target
-// summary: the median aggregate when there are repetitions, else the run itself.
-class TargetReporter : public benchmark::BenchmarkReporter {
+// LayerReporter (the roofline loaded when the benchmarks start), keeping each benchmark's
+// roof% for the target summary: the median aggregate when there are repetitions, else the
+// run itself.
+class TargetReporter : public LayerReporter {
  public:
-  bool ReportContext(const Context& context) override {
-    display_->SetOutputStream(&GetOutputStream());
-    display_->SetErrorStream(&GetErrorStream());
-    return display_->ReportContext(context);
-  }
+  using LayerReporter::LayerReporter;
   void ReportRuns(const std::vector<Run>& runs) override {
-    display_->ReportRuns(runs);
+    LayerReporter::ReportRuns(runs);
     for (const Run& r : runs) {
       const std::string name = r.run_name.function_name;
       auto it = r.counters.find("roof%");
@@ -107,11 +103,9 @@ class TargetReporter : public benchmark::BenchmarkReporter {
       roof_[name] = it->second.value;
     }
   }
-  void Finalize() override { display_->Finalize(); }
   const std::map<std::string, double>& roof() const { return roof_; }
 
  private:
-  benchmark::BenchmarkReporter* display_ = benchmark::CreateDefaultDisplayReporter();  // static
   std::map<std::string, double> roof_;
   std::set<std::string> with_median_;
 };
@@ -279,17 +273,16 @@ int register_layers(const std::string& dir) {
 int main(int argc, char** argv) {
   const BenchSetup setup = init_layer_bench(argc, argv);
   g_threads = setup.threads;
-  if (!setup.list_only) {
-    g_roofline = load_or_measure_roofline();
-    g_peak_gflops = g_roofline.at(g_threads).gflops;
-    benchmark::AddCustomContext("peak GFLOP/s (tern roofline)",
-                                fmt::format("{:.1f}", g_peak_gflops));
-  }
   if (register_layers(setup.models_dir) == 0) {
     fmt::print(stderr, "no models found in {} (set TERN_MODELS_DIR)\n", setup.models_dir);
     return 1;
   }
-  TargetReporter reporter;
+  TargetReporter reporter([] {
+    g_roofline = load_or_measure_roofline();
+    g_peak_gflops = g_roofline.at(g_threads).gflops;
+    benchmark::AddCustomContext("peak GFLOP/s (tern roofline)",
+                                fmt::format("{:.1f}", g_peak_gflops));
+  });
   benchmark::RunSpecifiedBenchmarks(&reporter);
   print_target(reporter.roof());
   benchmark::Shutdown();

@@ -59,9 +59,9 @@ def main():
         modules = benchlib.ensure_ort()
         models = [(m["path"], os.path.join(args.models, m["path"]), benchlib.largest_inputs(args.models, m))
                   for m in benchlib.load_index(args.models)]
-        resnet18 = compare.ensure_resnet18()
+        resnet18 = compare.resnet18_row(args.only)
         if resnet18:
-            models.append((os.path.basename(resnet18), resnet18, (("input", (1, 3, 224, 224)),)))
+            models.append((resnet18["model"], resnet18["path"], resnet18["inputs"]))
     except (benchlib.CommandError, FileNotFoundError) as e:
         sys.exit(f"memory.py: {e}")
     env = benchlib.ort_env(modules)

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <string_view>
+#include <utility>
 
 #include "base/cpu.h"
 #include "onnx/loader.h"
@@ -35,12 +35,6 @@ BenchSetup init_layer_bench(int argc, char** argv) {
       setup.threads = std::max(1, std::atoi(argv[++i]));
       continue;
     }
-    // Google Benchmark's bool flag: bare, or =true/=1/=yes (anything else means false).
-    const std::string_view a = argv[i];
-    if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true" ||
-        a == "--benchmark_list_tests=1" || a == "--benchmark_list_tests=yes") {
-      setup.list_only = true;
-    }
     args.push_back(argv[i]);
   }
   int n = static_cast<int>(args.size());
@@ -51,6 +45,21 @@ BenchSetup init_layer_bench(int argc, char** argv) {
   benchmark::AddCustomContext("SIMD target", cpu_info().best_target);
   return setup;
 }
+
+LayerReporter::LayerReporter(std::function<void()> before_context)
+    : before_context_(std::move(before_context)),
+      display_(benchmark::CreateDefaultDisplayReporter()) {}
+
+bool LayerReporter::ReportContext(const Context& context) {
+  before_context_();
+  display_->SetOutputStream(&GetOutputStream());
+  display_->SetErrorStream(&GetErrorStream());
+  return display_->ReportContext(context);
+}
+
+void LayerReporter::ReportRuns(const std::vector<Run>& runs) { display_->ReportRuns(runs); }
+
+void LayerReporter::Finalize() { display_->Finalize(); }
 
 std::shared_ptr<passes::Program> compile_model(const ir::Graph& graph, const Shape& shape,
                                                const std::vector<std::string>& disabled,

@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,14 +35,29 @@ const std::vector<ModelCase>& bench_models();
 struct BenchSetup {
   int threads = 1;
   std::string models_dir;
-  /// --benchmark_list_tests: names only, so nothing is measured (not even the roofline, whose
-  /// cache a measurement under load would lower).
-  bool list_only = false;
 };
 
 /// Parses --threads, initialises Google Benchmark with the remaining arguments and adds the
-/// thread count and SIMD target to its context; notes whether the run only lists names.
+/// thread count and SIMD target to its context.
 BenchSetup init_layer_bench(int argc, char** argv);
+
+/// Google Benchmark's display reporter (--benchmark_format, --benchmark_color... as usual)
+/// that first calls `before_context` when the benchmarks are about to run: the layer
+/// benchmarks load the roofline there (`tern roofline`'s cache, measured when absent) and
+/// add it to the context. Google Benchmark reports no context for --benchmark_list_tests,
+/// so listing measures nothing: a roofline measured while a build loads the machine would
+/// be cached low.
+class LayerReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit LayerReporter(std::function<void()> before_context);
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+ private:
+  std::function<void()> before_context_;
+  benchmark::BenchmarkReporter* display_;  // Google Benchmark's, never freed (as in its main)
+};
 
 /// The program of `graph` at NCHW input `shape`, compiled by the pipeline with the passes
 /// in `disabled` switched off, for `threads` threads. Throws tern::Error as the pipeline does.

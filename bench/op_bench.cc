@@ -137,16 +137,16 @@ int register_layers(const std::string& dir) {
 int main(int argc, char** argv) {
   const BenchSetup setup = init_layer_bench(argc, argv);
   g_threads = setup.threads;
-  if (!setup.list_only) {
-    g_roofline = load_or_measure_roofline();
-    benchmark::AddCustomContext("bandwidth (tern roofline)", g_roofline.levels_text(g_threads));
-  }
   if (register_layers(setup.models_dir) == 0) {
     fmt::print(stderr, "no layers for op_bench in the models found in {} (set TERN_MODELS_DIR)\n",
                setup.models_dir);
     return 1;
   }
-  benchmark::RunSpecifiedBenchmarks();
+  LayerReporter reporter([] {
+    g_roofline = load_or_measure_roofline();
+    benchmark::AddCustomContext("bandwidth (tern roofline)", g_roofline.levels_text(g_threads));
+  });
+  benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;
 }

@@ -84,8 +84,8 @@ struct LayerInfo {
   /// in memory: what one run reads and writes at least. 0 when a shape is only known at
   /// run time.
   int64_t bytes = 0;
-  /// Scratch bytes one thread keeps for this layer's kernel (winograd's transformed tiles);
-  /// 0 for most layers.
+  /// Scratch bytes one thread keeps for this layer's kernel: winograd's transformed tiles
+  /// and products (Op::workspace_bytes); 0 for the other kernels.
   int64_t workspace_bytes = 0;
 };
 
@@ -123,13 +123,14 @@ struct PlanInfo {
   int64_t slice_values = 0;         ///< Concat inputs written into their slice of its output
   int64_t weight_bytes = 0;         ///< constants the plan's nodes read (packed ones included)
   int64_t packed_weight_bytes = 0;  ///< of which re-laid-out at plan time for the kernels
-  /// Winograd's extra memory: its layers, their transformed weights (36 values per 3x3 filter
-  /// and channel pair instead of 9: four times the weights they replace, included in
-  /// packed_weight_bytes) and the scratch one thread keeps (the largest layer's
-  /// LayerInfo::workspace_bytes; each of the session's threads keeps one).
+  /// Winograd's extra memory: the layers that run it, their transformed weights (36 values
+  /// per 3x3 filter and channel pair instead of 9: four times the packed 3x3 weights they
+  /// replace, and included in packed_weight_bytes) and the workspace one thread keeps (the
+  /// largest of those layers' LayerInfo::workspace_bytes; each of the session's threads
+  /// keeps one).
   int winograd_layers = 0;
   int64_t winograd_weight_bytes = 0;
-  int64_t workspace_bytes = 0;      ///< per thread, the largest of the layers'
+  int64_t winograd_workspace_bytes = 0;
   int tuned_measured = 0;           ///< SessionOptions::tune: layers measured for this plan
   int tuned_cached = 0;             ///< layers whose tuned choice came from the cache
   std::string tune_cache;           ///< the tune cache file ("" without tuning)

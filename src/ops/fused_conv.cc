@@ -228,10 +228,13 @@ class FusedConvOp final : public Op {
     return algorithm_name(resolve_algorithm(p));
   }
 
-  // Winograd weights: the per-thread workspace of the winograd kernel.
+  // The winograd kernel's per-thread workspace, when it is what runs (winograd weights on
+  // a target of another vector width run the reference twin, which keeps none).
   int64_t workspace_bytes(std::span<const TensorType> inputs) const override {
     if (inputs.size() < 2 || !w_winograd_) return 0;
-    return kernels::winograd_conv_workspace_bytes(geometry(inputs[0].shape, inputs[1].shape));
+    const kernels::ref::FusedConvParams p = geometry(inputs[0].shape, inputs[1].shape);
+    if (resolve_algorithm(p) != ConvAlgorithm::kWinograd) return 0;
+    return kernels::winograd_conv_workspace_bytes(p);
   }
 
   // Packed weights of a conv both the direct and the winograd kernel cover.

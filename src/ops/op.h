@@ -122,9 +122,10 @@ class Op {
   }
 
   /// Scratch memory, in bytes, that one thread's run keeps for later runs (thread_local, grown
-  /// to the largest layer) for these input types (physical): the winograd FusedConv's
-  /// transformed input tiles and products (kernels::winograd_conv_workspace_bytes); 0 for
-  /// ops that keep none.
+  /// to the largest layer) for these input types (physical). Reported by the winograd
+  /// FusedConv (its transformed input tiles and products,
+  /// kernels::winograd_conv_workspace_bytes); 0 elsewhere, including kernels whose smaller
+  /// per-thread buffers are not reported (ConvChain's row bands, the conv GEMM's panels).
   virtual int64_t workspace_bytes(std::span<const TensorType> inputs) const {
     (void)inputs;
     return 0;

@@ -115,17 +115,24 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
   info.slice_values = p.memory.slice_values;
   info.weight_bytes = p.weight_bytes();
   info.packed_weight_bytes = p.memory.packed_weight_bytes;
-  std::set<int> winograd_weights;  // a weight value two nodes share counts once
-  for (const ir::Node& node : g.nodes) {
-    auto algorithm = node.attrs.find("algorithm");
-    if (algorithm == node.attrs.end() || algorithm->second.s != "winograd") continue;
+  // Winograd's extra memory: the layers that run its kernel (a workspace: not the
+  // reference twin, which runs on a target of another vector width), and their
+  // transformed weights, once per weight value.
+  std::set<int> winograd_weights;
+  for (const LayerInfo& l : info.layers) {
+    if (l.algorithm != "winograd" || l.workspace_bytes == 0) continue;
     ++info.winograd_layers;
-    const int w = node.inputs.size() > 1 ? node.inputs[1] : -1;
-    if (w >= 0 && g.values[w].constant.defined() && winograd_weights.insert(w).second)
-      info.winograd_weight_bytes += static_cast<int64_t>(g.values[w].constant.nbytes());
+    info.winograd_workspace_bytes = std::max(info.winograd_workspace_bytes, l.workspace_bytes);
   }
-  for (const LayerInfo& l : info.layers)
-    info.workspace_bytes = std::max(info.workspace_bytes, l.workspace_bytes);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ir::Node& node = g.nodes[n];
+    const int w = node.inputs.size() > 1 ? node.inputs[1] : -1;
+    auto layout = node.attrs.find("weight_layout");
+    if (w < 0 || layout == node.attrs.end() || layout->second.s != "winograd" ||
+        !g.values[w].constant.defined() || !winograd_weights.insert(w).second)
+      continue;
+    info.winograd_weight_bytes += static_cast<int64_t>(g.values[w].constant.nbytes());
+  }
   info.tuned_measured = p.tuning.measured;
   info.tuned_cached = p.tuning.cached;
   info.tune_cache = p.tuning.cache_path;

@@ -153,12 +153,16 @@ Expected reference_conv(const ConvCase& k, const Tensor& x, const Tensor& w, con
 // NCHWc -> NCHW with `channels` channels; expects the padded lanes to be 0 (the kernels'
 // contract: a consumer may read them).
 Tensor unblock_checked(const Tensor& t, int64_t channels) {
-  std::vector<float> padding;
+  std::vector<float> padding;  // image, channel, position order (from_nchwc)
   Tensor r = from_nchwc(t, channels, &padding);
+  const int64_t pad_channels = t.dim(1) * t.dim(-1) - channels;
+  const int64_t plane = t.numel() / (t.dim(0) * t.dim(1) * t.dim(-1));
   int bad = 0;
   for (size_t i = 0; i < padding.size(); ++i) {
-    if (padding[i] != 0.0f && bad++ < 3)
-      ADD_FAILURE() << "padded lane value " << i << " holds " << padding[i];
+    if (padding[i] != 0.0f && bad++ < 3) {
+      const int64_t ch = channels + static_cast<int64_t>(i) / plane % pad_channels;
+      ADD_FAILURE() << "padded lane of channel " << ch << " holds " << padding[i];
+    }
   }
   return r;
 }

@@ -92,7 +92,8 @@ inline Tensor to_nchwc(const Tensor& x, int64_t c, float fill) {
 }
 
 /// Physical NCHWc [N, B, D..., c] -> plain [N, channels, D...]; the values of the padded
-/// lanes (channels channels..B*c-1) are appended to `padding`.
+/// lanes (channels `channels` to B*c-1, in memory order: image, channel, position) are
+/// appended to `padding` unless it is nullptr.
 inline Tensor from_nchwc(const Tensor& y, int64_t channels, std::vector<float>* padding) {
   const int64_t n = y.dim(0), blocks = y.dim(1), c = y.dim(-1);
   const int64_t inner = y.numel() / (n * blocks * c);
@@ -106,7 +107,7 @@ inline Tensor from_nchwc(const Tensor& y, int64_t channels, std::vector<float>* 
         const float v = yv[((b * blocks + ch / c) * inner + k) * c + ch % c];
         if (ch < channels) {
           out[(b * channels + ch) * inner + k] = v;
-        } else {
+        } else if (padding) {
           padding->push_back(v);
         }
       }

@@ -95,6 +95,36 @@ TEST(SelectAlgorithm, WinogradPlanOnAnotherTargetRunsItsReferenceTwin) {
   expect_outputs_near(fallback, plain, 1e-4f);
 }
 
+// PlanInfo reports winograd's extra memory: the one winograd layer's transformed weights
+// (4x the packed 3x3 weights, which the plan then drops) and its per-thread workspace.
+TEST(SelectAlgorithm, PlanInfoReportsWinogradsExtraMemory) {
+  if (cpu_info().best_target == "SCALAR") GTEST_SKIP() << "no fast kernels";
+  const std::string bytes = mixed_model().bytes();
+  const auto plan_info = [&](const std::vector<std::string>& disabled) {
+    SessionOptions options;
+    options.disabled_passes = disabled;
+    Session session = Session::from_memory(bytes.data(), bytes.size(), options);
+    return session.plan_info({{"x", {1, 3, 13, 11}}});
+  };
+  const PlanInfo on = plan_info({});
+  // "wino" (16 -> 16 channels, whole blocks of 4, 8 or 16): weights [36, 16/c, 16, c] and,
+  // per work item, V [36][16/c][24][c] and M [24][16/c][36][c], all floats.
+  EXPECT_EQ(on.winograd_layers, 1);
+  EXPECT_EQ(on.winograd_weight_bytes, 36 * 16 * 16 * 4);
+  EXPECT_EQ(on.winograd_workspace_bytes, 36 * 24 * (16 + 16) * 4);
+  for (const LayerInfo& l : on.layers) {
+    EXPECT_EQ(l.workspace_bytes, l.algorithm == "winograd" ? on.winograd_workspace_bytes : 0)
+        << l.name;
+  }
+  // Without the pass nothing is transformed and the packed 3x3 weights (a quarter of the
+  // transformed bytes) stay: the winograd plan holds three quarters of them more.
+  const PlanInfo off = plan_info({"select-algorithm"});
+  EXPECT_EQ(off.winograd_layers, 0);
+  EXPECT_EQ(off.winograd_weight_bytes, 0);
+  EXPECT_EQ(off.winograd_workspace_bytes, 0);
+  EXPECT_EQ(on.packed_weight_bytes - off.packed_weight_bytes, on.winograd_weight_bytes / 4 * 3);
+}
+
 TEST(SelectAlgorithm, ABlockThatIsNotTheVectorWidthRunsTheReference) {
   const int c = simd_float_lanes();
   for (int block : {4, 8, 16}) {

@@ -174,9 +174,9 @@ void print_winograd(const char* label, const PlanInfo& plan) {
   if (plan.winograd_layers == 0) return;
   fmt::print(
       "{}{} layers; transformed weights {} bytes (F(4x4, 3x3): 36 values per filter and "
-      "channel pair, 4x the 3x3 weights); workspace {} bytes per thread\n",
+      "channel pair, 4x the packed 3x3 weights they replace); workspace {} bytes per thread\n",
       label, plan.winograd_layers, group_digits(plan.winograd_weight_bytes),
-      group_digits(plan.workspace_bytes));
+      group_digits(plan.winograd_workspace_bytes));
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -69,8 +69,8 @@ void add_tune_option(CLI::App& cmd, bool& tune);
 void print_tuning(const char* label, const PlanInfo& plan);
 
 /// One line on winograd's extra memory for a plan ("winograd: 8 layers; transformed weights
-/// N bytes (...4x the 3x3 weights); workspace K bytes per thread"), prefixed by `label`;
-/// nothing when no layer runs winograd.
+/// N bytes (...4x the packed 3x3 weights they replace); workspace K bytes per thread"), prefixed by
+/// `label`; nothing when no layer runs winograd.
 void print_winograd(const char* label, const PlanInfo& plan);
 
 /// Writes `text` to the file at `path` (created or replaced). Throws IOError naming the
