@@ -551,13 +551,17 @@ HWY_INLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_
 }
 
 // Tile<B, r> for a run-time r in [1, kTileMaxPixels<B>] (dense) or
-// [1, min(kTileMaxPixels<B>, 6)].
-template <int B, bool kDense, int R = 1>
+// [1, min(kTileMaxPixels<B>, 6)]; kHalf: Tile's, for the tiles of one chain of sums
+// (TileImpl: tiles of fewer than 4 accumulators split theirs, on full vectors).
+template <int B, bool kDense, bool kHalf = false, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                       const Span& sp) {
   if constexpr (R <= (kDense ? kTileMaxPixels<B> : std::min(kTileMaxPixels<B>, 6))) {
-    if (r == R) return Tile<B, R, kDense ? kLanes : 0>(k, ob0, g, oh, ow0, sp);
-    TileN<B, kDense, R + 1>(r, k, ob0, g, oh, ow0, sp);
+    if (r == R) {
+      return Tile < B, R, kDense ? kLanes : 0,
+             kHalf && kSumCopies<B * R> == 1 > (k, ob0, g, oh, ow0, sp);
+    }
+    TileN<B, kDense, kHalf, R + 1>(r, k, ob0, g, oh, ow0, sp);
   }
 }
 
@@ -630,6 +634,11 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   // block: M mod c in 1 .. c/2): the pointwise tiles and the interior tiles of an NCHW
   // input then take kHalf.
   const bool half = 2 * (k.out.channels - (ob0 + B - 1) * k.c) <= k.c;
+  // A head's few outputs (one block, at most half a vector: 6 of 16 lanes) on a small
+  // NCHWc map also run its border and row tails on half-width FMAs: UltraFace RFB-640's
+  // 3x3 head from 256 channels to 6 at 8 x 10 has no full tile, and ran at 31 % of the
+  // FMA peak on full vectors (Zen 4, conv_bench). Only B = 1, for the build's time.
+  const bool half_tails = B == 1 && half && dense;
   // Border pixels [b0, b1): runs of consecutive pixels whose taps inside the row are the
   // same columns go as one tile (a dilated conv's first d pixels all skip tap 0, its last
   // d the last tap). One at a time, the border pixels of RFB's dilated 3x3 convs (pads
@@ -649,6 +658,8 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
       b.kw1 = std::max(cols.begin, cols.end);
       if (n == 1) {
         Tile<B, 1>(k, ob0, g, oh, o, b);
+      } else if (half_tails) {
+        TileN<B, true, B == 1>(n, k, ob0, g, oh, o, b);
       } else if (dense) {
         TileN<B, true>(n, k, ob0, g, oh, o, b);
       } else {
@@ -669,8 +680,14 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
       }
       o += tiles * kR;
     }
+    if (half)
+      for (; o + kR <= ib; o += kR) Tile<B, kR, kLanes, true>(k, ob0, g, oh, o, sp);
     for (; o + kR <= ib; o += kR) Tile<B, kR, kLanes>(k, ob0, g, oh, o, sp);
-    if (o < ib) TileN<B, true>(ib - o, k, ob0, g, oh, o, sp);
+    if (o < ib && half_tails) {
+      TileN<B, true, B == 1>(ib - o, k, ob0, g, oh, o, sp);
+    } else if (o < ib) {
+      TileN<B, true>(ib - o, k, ob0, g, oh, o, sp);
+    }
   } else {
     // Run-time pixel offsets each take a register: at most 6 pixels, so that they and
     // the loop's pointers fit in the 15 usable general registers without spilling. An
