@@ -173,8 +173,7 @@ void print_target(const std::map<std::string, double>& roof) {
                        "(not the target: winograd's roof% counts the direct kernel's FLOPs)"
                      : "");
     for (const auto& [r, name] : v) {
-      if (twins) break;
-      if (r >= kTargetRoof) break;
+      if (twins || r >= kTargetRoof) break;  // the twins' misses are not the target's
       const TargetLayer& t = g_target_layers.at(name);
       const std::string why = ceiling(t);
       legend = legend || !why.empty();

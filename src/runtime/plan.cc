@@ -124,11 +124,11 @@ std::unique_ptr<Plan> build_plan(const ir::Graph& graph,
     ++info.winograd_layers;
     info.winograd_workspace_bytes = std::max(info.winograd_workspace_bytes, l.workspace_bytes);
   }
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const ir::Node& node = g.nodes[n];
+  for (const ir::Node& node : g.nodes) {
     const int w = node.inputs.size() > 1 ? node.inputs[1] : -1;
     auto layout = node.attrs.find("weight_layout");
-    if (w < 0 || layout == node.attrs.end() || layout->second.s != "winograd" ||
+    if (w < 0 || layout == node.attrs.end() ||
+        layout->second.type != ir::Attribute::Type::kString || layout->second.s != "winograd" ||
         !g.values[w].constant.defined() || !winograd_weights.insert(w).second)
       continue;
     info.winograd_weight_bytes += static_cast<int64_t>(g.values[w].constant.nbytes());

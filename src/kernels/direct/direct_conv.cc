@@ -557,10 +557,9 @@ template <int B, bool kDense, bool kHalf = false, int R = 1>
 HWY_INLINE void TileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                       const Span& sp) {
   if constexpr (R <= (kDense ? kTileMaxPixels<B> : std::min(kTileMaxPixels<B>, 6))) {
-    if (r == R) {
-      return Tile < B, R, kDense ? kLanes : 0,
-             kHalf && kSumCopies<B * R> == 1 > (k, ob0, g, oh, ow0, sp);
-    }
+    constexpr bool kHalfTile = kHalf && kSumCopies<B * R> == 1;
+    constexpr int kStep = kDense ? kLanes : 0;
+    if (r == R) return Tile<B, R, kStep, kHalfTile>(k, ob0, g, oh, ow0, sp);
     TileN<B, kDense, kHalf, R + 1>(r, k, ob0, g, oh, ow0, sp);
   }
 }
@@ -636,8 +635,9 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   const bool half = 2 * (k.out.channels - (ob0 + B - 1) * k.c) <= k.c;
   // A head's few outputs (one block, at most half a vector: 6 of 16 lanes) on a small
   // NCHWc map also run its border and row tails on half-width FMAs: UltraFace RFB-640's
-  // 3x3 head from 256 channels to 6 at 8 x 10 has no full tile, and ran at 31 % of the
-  // FMA peak on full vectors (Zen 4, conv_bench). Only B = 1, for the build's time.
+  // 3x3 head from 256 channels to 6 at 8 x 10 has no full tile: 29 to 31 % of the FMA
+  // peak on full vectors, 33 to 45 % this way (Zen 4, conv_bench, isolated runs on a noisy
+  // host). Only B = 1, for the build's time.
   const bool half_tails = B == 1 && half && dense;
   // Border pixels [b0, b1): runs of consecutive pixels whose taps inside the row are the
   // same columns go as one tile (a dilated conv's first d pixels all skip tap 0, its last
@@ -683,10 +683,12 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
     if (half)
       for (; o + kR <= ib; o += kR) Tile<B, kR, kLanes, true>(k, ob0, g, oh, o, sp);
     for (; o + kR <= ib; o += kR) Tile<B, kR, kLanes>(k, ob0, g, oh, o, sp);
-    if (o < ib && half_tails) {
-      TileN<B, true, B == 1>(ib - o, k, ob0, g, oh, o, sp);
-    } else if (o < ib) {
-      TileN<B, true>(ib - o, k, ob0, g, oh, o, sp);
+    if (o < ib) {
+      if (half_tails) {
+        TileN<B, true, B == 1>(ib - o, k, ob0, g, oh, o, sp);
+      } else {
+        TileN<B, true>(ib - o, k, ob0, g, oh, o, sp);
+      }
     }
   } else {
     // Run-time pixel offsets each take a register: at most 6 pixels, so that they and
