@@ -219,9 +219,11 @@ TEST(DotConv, SupportRulesAndPreference) {
   });
   // The cost rule on 16 lanes, 1x1: a 128 -> 4 head runs dot (32 + 16 FMAs a pixel
   // against 128), a 64 -> 8 conv and a 96 -> 18 one the pointwise kernel (2 * (16 + 16) =
-  // 64 against 64, 5 * (24 + 16) = 200 against 192); blocks of 8 and 4 never (not
-  // measured faster on AVX2: FD-1MB's 256 -> 20 head took 1.27x the pointwise kernel's
-  // time). 3x3 heads, padding 1, 256 channels on 4 x 5 (14 of the 20 pixels on the border): to
+  // 64 against 64, 5 * (24 + 16) = 200 against 192). Blocks of 8 (AVX2) charge the
+  // reduction 32: 128 -> 4 runs dot (64 + 32 = 96 against 128), 128 -> 8 and 64 -> 6 the
+  // pointwise kernel (2 * 96 against 128, 2 * 64 against 64), and FD-1MB's 256 -> 20 head
+  // too (5 * 160 = 800 against 768; it took 1.27x the pointwise kernel's time). Blocks of
+  // 4 never. 3x3 heads, padding 1, 256 channels on 4 x 5 (14 of the 20 pixels on the border): to
   // 6, 12 and 30 channels, dot (2 * 592 * 20 against 2304 * (6 + 2 * 14) for 6). To 30 the
   // FMAs alone favour direct (8 * 592 = 4736 against 2 * 2304 = 4608 a pixel); its border
   // pixels do not. Not with more than 2 blocks of output channels (not measured), nor
@@ -232,10 +234,12 @@ TEST(DotConv, SupportRulesAndPreference) {
   };
   const Rule rules[] = {
       {128, 4, 1, 15, 20, 16, true},  {128, 20, 1, 15, 20, 16, true}, {64, 8, 1, 15, 20, 16, false},
-      {96, 18, 1, 15, 20, 16, false}, {128, 4, 1, 15, 20, 8, false},  {256, 4, 1, 15, 20, 4, false},
+      {96, 18, 1, 15, 20, 16, false}, {128, 4, 1, 15, 20, 8, true},   {128, 8, 1, 15, 20, 8, false},
+      {64, 6, 1, 30, 40, 8, false},   {256, 20, 1, 15, 20, 8, false}, {256, 4, 1, 15, 20, 4, false},
       {0, 4, 1, 15, 20, 16, false},   {256, 6, 3, 4, 5, 16, true},    {256, 12, 3, 4, 5, 16, true},
-      {256, 30, 3, 4, 5, 16, true},   {256, 6, 3, 4, 5, 8, false},    {256, 64, 3, 4, 5, 16, false},
-      {256, 6, 3, 8, 10, 16, false}};
+      {256, 30, 3, 4, 5, 16, true},   {256, 6, 3, 4, 5, 8, true},     {256, 12, 3, 4, 5, 8, true},
+      {256, 6, 3, 4, 5, 4, false},    {256, 64, 3, 4, 5, 16, false},  {256, 6, 3, 8, 10, 16, false},
+      {256, 6, 3, 8, 10, 8, false}};
   auto geometry = [](const Rule& r) {
     return test::nchwc_conv_params(test::layer_case(r.c_in, r.c_out, r.h, r.w, r.k, r.k / 2), 16)
         .conv;

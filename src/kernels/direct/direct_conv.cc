@@ -730,27 +730,29 @@ void RowN(int64_t blocks, const Direct& k, int64_t ob0, int64_t g, int64_t oh, i
   }
 }
 
+// Rows of a column tile at most: 6 with 32 vector registers, AVX2's 3 (4 x 3 accumulators).
+constexpr int kColumnTileRows = std::min(kTileMaxPixels<kTileMaxBlocks>, 6);
+
 // Column tiles of kTileMaxBlocks output blocks: TileImpl<kTileMaxBlocks, r, 0, false, true>
-// for a run-time r in [1, 6]; compiled only where kTileMaxBlocks is 4 (the targets with 32
-// vector registers), the only ones that run them.
+// for a run-time r in [1, kColumnTileRows]; compiled only where kTileMaxBlocks is 4 (AVX-512,
+// NEON and AVX2), the only targets that run them.
 template <int R = 1>
 HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, int64_t oh,
                             int64_t ow, const Span& sp) {
-  if constexpr (kTileMaxBlocks >= 4 && R <= 6) {
+  if constexpr (kTileMaxBlocks >= 4 && R <= kColumnTileRows) {
     if (r == R) return TileImpl<kTileMaxBlocks, R, 0, false, true>(k, ob0, g, oh, ow, sp);
     ColumnTileN<R + 1>(r, k, ob0, g, oh, ow, sp);
   }
 }
 
 // Border columns [o0, o1) of output rows [r0, r1), for the cache pass over input channels
-// [ic, ic + step), in column tiles: up to 6 consecutive rows whose taps inside the image
-// are the same rows go as one tile (ColumnTileN). In a row, a border pixel is a tile of
-// one pixel: kTileMaxBlocks weight loads for as many FMAs. ResNet-18's layer4 convs (7 x 7
-// pixels, 2 of each row's 7 on the border) spent 40 % of their time in those tiles. Only
-// for chunks of 4 blocks, whose tiles all keep one chain of accumulators (TileImpl's
-// kChains), so that a pixel adds in the same order in any tile. The rows are those of one
-// call's items: a call of one row (2 threads on a 7 x 7 map, ops::parallel_grid) runs
-// 1-row column tiles, as before.
+// [ic, ic + step), in column tiles: up to kColumnTileRows consecutive rows whose taps inside the
+// image are the same rows go as one tile (ColumnTileN). In a row, a border pixel is a tile of one
+// pixel: kTileMaxBlocks weight loads for as many FMAs. ResNet-18's layer4 convs (7 x 7 pixels, 2 of
+// each row's 7 on the border) spent 40 % of their time in those tiles. Only for chunks of 4 blocks,
+// whose tiles all keep one chain of accumulators (TileImpl's kChains), so that a pixel adds in the
+// same order in any tile. The rows are those of one call's items: a call of one row (2 threads on a
+// 7 x 7 map, ops::parallel_grid) runs 1-row column tiles, as before.
 [[maybe_unused]] void ColumnBorder(const Direct& k, int64_t ob0, int64_t g, int64_t r0, int64_t r1,
                                    int64_t o0, int64_t o1, int64_t ic, int64_t step) {
   Span sp = PassSpan(k, g, ic, step);
@@ -761,7 +763,7 @@ HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, 
     for (int64_t oh = r0; oh < r1;) {
       const ref::Range rows = ref::valid_range(k.kh, k.dh, oh * k.sh - k.ph, k.h);
       int64_t n = 1;
-      while (oh + n < r1 && n < 6) {
+      while (oh + n < r1 && n < kColumnTileRows) {
         const ref::Range next = ref::valid_range(k.kh, k.dh, (oh + n) * k.sh - k.ph, k.h);
         if (next.begin != rows.begin || next.end != rows.end) break;
         ++n;
@@ -776,10 +778,11 @@ HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, 
 
 // The output blocks [begin, end) of chunk `chunk` of a group: its group_blocks in
 // chunks_per_group chunks of at most kTileMaxBlocks, whose sizes differ by at most one. With
-// full chunks first, AVX2's 4 blocks (32 channels) went as 3 + 1, the last block in 1 x 12
-// tiles (13 loads per 12 FMAs; 2 x 6 tiles load 8): on AMD Zen 3, pointwise 16 -> 32 at 120 x
-// 160 and 32 -> 32 at 60 x 80 took 0.91 and 0.92 of their time as 2 + 2 (f32_direct_conv,
-// medians of 15 alternated rounds), and UltraFace 0.97 to 0.98 at one thread.
+// full chunks first, 4 blocks (32 channels) in chunks of 3 (then AVX2's, now SSE4's) went as
+// 3 + 1, the last block in 1 x 12 tiles (13 loads per 12 FMAs; 2 x 6 tiles load 8): on AMD
+// Zen 3, pointwise 16 -> 32 at 120 x 160 and 32 -> 32 at 60 x 80 took 0.91 and 0.92 of their
+// time as 2 + 2 (f32_direct_conv, medians of 15 alternated rounds), and UltraFace 0.97 to
+// 0.98 at one thread.
 [[maybe_unused]] ref::Range ChunkBlocks(const Direct& k, int64_t chunk) {
   return {chunk * k.group_blocks / k.chunks_per_group,
           (chunk + 1) * k.group_blocks / k.chunks_per_group};
@@ -893,9 +896,9 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
     const int64_t first = chunk_blocks.begin, blocks = chunk_blocks.end - chunk_blocks.begin;
     const int64_t ob0 = g * k.group_blocks + first;
     const int64_t step = pass_channels(k, blocks);
-    // Border pixels in column tiles (ColumnBorder): chunks of 4 blocks (AVX-512 and NEON;
-    // AVX2's chunks of 3 would sum a 1-pixel tile in two chains, TileImpl's kChains, and a
-    // longer one in one) of an NCHWc input with an interior in every row.
+    // Border pixels in column tiles (ColumnBorder): chunks of 4 blocks (AVX-512, NEON and
+    // AVX2; SSE4's chunks of 3 would sum a 1-pixel tile in two chains, TileImpl's kChains,
+    // and a longer one in one) of an NCHWc input with an interior in every row.
     const bool columns = kTileMaxBlocks >= 4 && blocks == kTileMaxBlocks && k.xb == k.c &&
                          !k.pointwise && inner.begin < inner.end &&
                          (inner.begin > 0 || inner.end < k.ow);

@@ -495,7 +495,7 @@ bool dot_conv_supported(const ref::FusedConvParams& p) {
 bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
   const int64_t m = c.out_channels, reduction = c.in_channels * c.kernel.size();
   const int64_t plane = c.out.size();
-  if (c.groups != 1 || c.in.d != 1 || c.kernel.d != 1 || block < 16 || m <= 0 || reduction <= 0 ||
+  if (c.groups != 1 || c.in.d != 1 || c.kernel.d != 1 || block < 8 || m <= 0 || reduction <= 0 ||
       plane <= 0) {
     return false;
   }
@@ -519,7 +519,8 @@ bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
   // A last tile of 1 or 2 channels costs its 4-channel tile's here: charged its 2 R /
   // block FMAs instead, UltraFace's 64 -> 6 head at 30 x 40 and ppocr's 96 -> 18 at 32 x 48
   // went to the dot kernel and took 1.7 and 1.09 times as long (conv_bench, Zen 4).
-  const int64_t dot = (m + 3) / 4 * (4 * reduction / block + kDotReduceCost) * plane;
+  const int64_t reduce = block >= 16 ? kDotReduceCost : kDotReduceCost8;
+  const int64_t dot = (m + 3) / 4 * (4 * reduction / block + reduce) * plane;
   return dot < others;
 }
 

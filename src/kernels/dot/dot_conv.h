@@ -25,6 +25,10 @@ bool dot_conv_supported(const ref::FusedConvParams& p);
 /// AVX-512, and kept after the cheaper fold of the tiles' sums (README.md).
 inline constexpr int64_t kDotReduceCost = 16;
 
+/// kDotReduceCost for 8-lane blocks (AVX2), fitted to conv_bench on AMD Zen 4 under
+/// TERN_SIMD_TARGET=AVX2 (README.md, "When it is chosen").
+inline constexpr int64_t kDotReduceCost8 = 32;
+
 /// How many interior pixels' time the direct kernel takes for an output pixel whose
 /// window reaches into the padding (the nine-patch border routine, one pixel at a time),
 /// fitted to conv_bench on the 3x3 heads on 4 x 5 maps to 6, 12 and 30 channels
@@ -48,10 +52,10 @@ inline constexpr int64_t kDotWindowInputBytes = 24 * 1024;
 /// pixel's window reaches into the padding. For a conv with taps only when its input is
 /// at most kDotWindowInputBytes and M at most 2 blocks, the range measured (4 to 30
 /// output channels: the direct kernel's border tile of one pixel x 1 or 2 blocks loads
-/// a weight vector per FMA). Only for 16-lane blocks (AVX-512), where the constants
-/// were measured: false for narrower ones (with 4 lanes the dot kernel's FMAs alone match
-/// the others'). Used by pack-weights to keep a 1x1 conv's weights OIHW or to make a k x
-/// k conv's OHWI.
+/// a weight vector per FMA). For 16-lane blocks (AVX-512) and 8-lane ones (AVX2, with
+/// kDotReduceCost8), where the constants were measured: false for 4 lanes (there the dot
+/// kernel's FMAs alone match the others'). Used by pack-weights to keep a 1x1 conv's
+/// weights OIHW or to make a k x k conv's OHWI.
 bool dot_conv_preferred(const ref::ConvParams& c, int64_t block);
 
 /// Work items of one image: tiles of consecutive pixels (4 with 32 vector registers:

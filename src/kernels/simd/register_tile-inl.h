@@ -11,7 +11,16 @@
 //     as AVX-512 (the paper's 2 rows x 4 pixels is 8 accumulators with c = 4 lanes).
 //   - AVX2 and SSE4: FMA latency 4 (Zen, Skylake; 5 on Haswell), 2 per cycle, so 8 to 10
 //     accumulators; 16 registers: at most 12 accumulators + B weights + 1 broadcast.
-//     Tiles: 3x4, 2x6, 1x12.
+//     Tiles: 3x4, 2x6, 1x12, and on AVX2 4x3 too (17 vectors: the compiler folds the
+//     fourth block's weight load into its FMAs as a memory operand). AMD Zen 4 issues
+//     about one 256-bit broadcast per cycle, so the tiles with fewer broadcasts per FMA
+//     run faster: in a harness of 64 input channels in L1, 1x12, 2x6, 3x4 and 4x3 reached
+//     65, 79, 99 and 104 GFLOP/s against AVX-512's 4x6 at 108 to 113 (best of 5 runs on a
+//     noisy host). With 4x3, AVX2's chunks of 4 blocks (32 output channels) are one chunk
+//     instead of 2 + 2 in 2x6 tiles; UltraFace RFB-320 and RetinaFace 640 under
+//     TERN_SIMD_TARGET=AVX2 took 0.95 to 0.97 of their time (medians of 6 alternated
+//     `tern bench` runs, with the dot kernel's AVX2 rule). SSE4 (no FMA, so a multiply and
+//     an add with a temporary) keeps 3 blocks.
 //
 // Per-target header: include it after hwy/highway.h inside a foreach_target translation
 // unit (the include guard toggles with HWY_TARGET_TOGGLE, as Highway's -inl.h headers do).
@@ -27,13 +36,23 @@
 HWY_BEFORE_NAMESPACE();
 namespace tern::kernels::HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+#if HWY_TARGET == HWY_AVX2
 /// Output-channel blocks per register tile at most.
-inline constexpr int kTileMaxBlocks = 3;
+inline constexpr int kTileMaxBlocks = 4;
 /// Pixels (R) of a register tile of B output blocks at most.
 template <int B>
-inline constexpr int kTileMaxPixels = B == 1 ? 12 : B == 2 ? 6 : 4;
+inline constexpr int kTileMaxPixels = B == 1   ? 12
+                                      : B == 2 ? 6
+                                      : B == 3 ? 4
+                                               : 3;
 /// Vector registers of the target.
+inline constexpr int kVectorRegisters = 16;
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+inline constexpr int kTileMaxBlocks = 3;
+template <int B>
+inline constexpr int kTileMaxPixels = B == 1   ? 12
+                                      : B == 2 ? 6
+                                               : 4;
 inline constexpr int kVectorRegisters = 16;
 #else
 inline constexpr int kTileMaxBlocks = 4;

@@ -9,7 +9,7 @@
 //   2. for each of the 36 points, a GEMM: M[tile][output block][point] = sum over the
 //      input channels of V (broadcast) * U (c output channels): the register tile of the
 //      direct kernel (B output blocks x R tiles; AVX-512/NEON 4x6, 3x8, 2x12, 1x12;
-//      AVX2/SSE4 3x4, 2x6, 1x12; derivation in kernels/simd/register_tile-inl.h). The R
+//      AVX2 4x3, 3x4, 2x6, 1x12; derivation in kernels/simd/register_tile-inl.h). The R
 //      broadcasts of one channel are c floats apart (compile-time offsets). Per point the
 //      weights of a chunk (B * C vectors) and V (C * kTiles floats) stay in L1;
 //   3. output transform: A^T m A of each tile and output block, plus the bias, residual
