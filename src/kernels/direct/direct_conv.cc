@@ -801,7 +801,12 @@ Direct resolve(const ref::FusedConvParams& p, const float* x, const float* w, co
   k.cg = cp.in_channels / cp.groups;
   const int64_t blocks = (cp.out_channels + k.c - 1) / k.c;
   k.group_blocks = cp.groups == 1 ? blocks : cp.out_channels / cp.groups / k.c;
-  k.chunks_per_group = (k.group_blocks + kTileMaxBlocks - 1) / kTileMaxBlocks;
+  // An NCHW input (the first layers) on AVX2 keeps chunks of at most 3 blocks: with its
+  // taps unrolled (TileImpl's kTapsInside), the 4 x 3 tile spilled 122 vectors per 108
+  // FMAs, and SqueezeNet's and MobileNetV2's first layers (3 -> 64 and 3 -> 32) took 1.41
+  // and 1.45 times the time of 3 + 3 + 2 and 2 + 2 blocks (conv_bench, least of 30 runs).
+  const int64_t max_blocks = kVectorRegisters < 32 && p.x_block == 1 ? 3 : kTileMaxBlocks;
+  k.chunks_per_group = (k.group_blocks + max_blocks - 1) / max_blocks;
   // A 1x1 convolution with stride 1 and no padding (pointwise) maps output pixel i to
   // input pixel i: the image is one row of H * W pixels, so tiles run across row ends.
   // (The output must also have the input's extent: trailing padding would add pixels.)
