@@ -359,6 +359,32 @@ TEST(DirectConv, SegmentsStartAtTheFirstInteriorColumn) {
   });
 }
 
+// Output blocks go in chunks of up to 4, whose sizes differ by at most one: ceil(blocks /
+// 4) chunks. 3 on SSE4 (16 registers and no FMA: no 4 x 3 tile), and for an NCHW input on
+// AVX2 (its 4 x 3 tile with unrolled taps spilled).
+TEST(DirectConv, ChunksOfOutputBlocks) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    for (const int64_t x_block : {int64_t{1}, int64_t{0}}) {
+      const bool three =
+          target == "SSE4" || target == "SSSE3" || (target == "AVX2" && x_block == 1);
+      const int64_t most = three ? 3 : 4;
+      for (const int64_t blocks : {1, 2, 3, 4, 5, 8}) {
+        NchwcConvCase t;
+        t.c_in = 3;
+        t.c_out = blocks * c;
+        t.h = 6;
+        t.w = 7;
+        t.pad = 1;
+        t.x_block = x_block;
+        EXPECT_EQ(kernels::direct_conv_work(test::nchwc_conv_params(t, c)).outer,
+                  (blocks + most - 1) / most)
+            << target << " " << t.str();
+      }
+    }
+  });
+}
+
 // An NCHW input with more channels than one cache pass (about 56 for one output block on
 // a 48 KiB L1 with 16 lanes): every channel count up to 130, so that some last pass has 1
 // to 3 channels and runs the taps-inside order on the partial sums of the passes before.
@@ -380,8 +406,9 @@ TEST(DirectConv, NchwInputOverCachePasses) {
   });
 }
 
-// Border pixels of chunks of 4 output blocks go in column tiles of up to 6 rows
-// (ColumnBorder), grouped within each call's share of the rows. Each case matches the
+// Border pixels of chunks of 4 output blocks go in column tiles of up to 6 rows, 3 on AVX2
+// (ColumnBorder), grouped within each call's share of the rows: 8 blocks, the last partial,
+// two such chunks. Each case matches the
 // reference (over 3 calls, run_direct), and a pixel must add in the same order whatever
 // its tile: one call over all items gives, bit for bit, what one call per item gives
 // (every border pixel then in a column tile of 1 row). Small maps with padding, stride 2,
@@ -402,7 +429,7 @@ TEST(DirectConv, BorderColumnsAddAlikeWhateverTheSplit) {
       NchwcConvCase t;
       t.groups = sh.groups;
       t.c_in = sh.groups * (2 * c + 3);
-      t.c_out = sh.groups * (sh.groups > 1 ? 4 * c : 4 * c + 5);
+      t.c_out = sh.groups * (sh.groups > 1 ? 4 * c : 8 * c - 3);
       t.h = sh.h;
       t.w = sh.w;
       t.k = sh.k;

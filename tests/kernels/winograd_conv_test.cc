@@ -209,9 +209,9 @@ TEST(WinogradConv, SupportRules) {
     // One work item's transformed input tiles V [36][ceil(C/c)][24][c] and products
     // M [24][ceil(M/c)][36][c], floats (16 channels in and out: a whole number of blocks).
     EXPECT_EQ(kernels::winograd_conv_workspace_bytes(p), 36 * 24 * (16 + 16) * 4);
-    // 4 tiles: one group, times the chunks of 4 output blocks (3 on AVX2 and SSE4); the
-    // smallest groups (6 tiles) when even those leave 2 threads fewer than 2 items each.
-    const int64_t max_blocks = target == "AVX2" || target == "SSE4" ? 3 : 4;
+    // 4 tiles: one group, times the chunks of 4 output blocks (3 on SSE4); the smallest
+    // groups (6 tiles) when even those leave 2 threads fewer than 2 items each.
+    const int64_t max_blocks = target == "SSE4" || target == "SSSE3" ? 3 : 4;
     if (target != "SCALAR") {
       const int64_t chunks = (16 / c + max_blocks - 1) / max_blocks;
       EXPECT_EQ(kernels::winograd_conv_work(p, 24).items(), chunks);

@@ -262,7 +262,8 @@ namespace {
 // and direct kernels. A 3x3 128 -> 20 head, which the cost rule alone would give the dot
 // kernel, keeps winograd where select-algorithm prefers it (the rule was measured
 // against direct only); a 3x3 128 -> 12 conv into a 1x1 conv (NCHWc between them) runs
-// the dot kernel, which winograd would take too (fewer output channels than a block).
+// the dot kernel with blocks of 16, which winograd would take too (fewer output channels
+// than a block), and winograd with blocks of 8 (a whole block: winograd_preferred).
 TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   ModelBuilder m;
   m.input("x", {1, 3, 4, 5});
@@ -317,8 +318,10 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
       EXPECT_EQ(head20->attrs.at("weight_layout").s, "winograd");
       EXPECT_EQ(head20->attrs.at("algorithm").s, "winograd");
       EXPECT_EQ(head12->attrs.at("y_layout").s, "NCHWc");
-      EXPECT_EQ(head12->attrs.at("weight_layout").s, "OHWI");
-      EXPECT_EQ(head12->attrs.at("algorithm").s, "dot");
+      // 12 channels: less than a block of 16 (dot), a whole block of 8 (winograd).
+      const std::string algorithm12 = block == 16 ? "dot" : "winograd";
+      EXPECT_EQ(head12->attrs.at("weight_layout").s, block == 16 ? "OHWI" : "winograd");
+      EXPECT_EQ(head12->attrs.at("algorithm").s, algorithm12);
     }
   }
   // head20 runs winograd with every pass on (its transforms round 1152-term sums

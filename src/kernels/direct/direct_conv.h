@@ -26,8 +26,9 @@ bool direct_conv_supported(const ref::FusedConvParams& p);
 /// per thread; this keeps 2 threads on that split.
 inline constexpr int64_t kDirectMinSpatialUnits = 16;
 
-/// Work items of one image: (chunk of up to 4 output-channel blocks (3 on AVX2 and SSE4; a
-/// group's chunks differ by at most one block), output row, row segment) triples, chunk major: a
+/// Work items of one image: (chunk of up to 4 output-channel blocks (3 on SSE4, and on AVX2
+/// for an NCHW input; a group's chunks differ by at most one block), output row, row segment)
+/// triples, chunk major: a
 /// grid of chunks x (rows x segments); f32_direct_conv computes any sub-range of [0, items()), so
 /// callers split it across threads (ops::parallel_grid). min_units: the spatial units to reach (see
 /// kDirectMinSpatialUnits); 1 for a caller that computes every item in one call (a

@@ -17,7 +17,8 @@
 //     run faster: in a harness of 64 input channels in L1, 1x12, 2x6, 3x4 and 4x3 reached
 //     65, 79, 99 and 104 GFLOP/s against AVX-512's 4x6 at 108 to 113 (best of 5 runs on a
 //     noisy host). With 4x3, AVX2's chunks of 4 blocks (32 output channels) are one chunk
-//     instead of 2 + 2 in 2x6 tiles; UltraFace RFB-320 and RetinaFace 640 under
+//     instead of 2 + 2 in 2x6 tiles (not for an NCHW input, whose 4x3 tile with unrolled
+//     taps spilled: kernels/direct's resolve); UltraFace RFB-320 and RetinaFace 640 under
 //     TERN_SIMD_TARGET=AVX2 took 0.95 to 0.97 of their time (medians of 6 alternated
 //     `tern bench` runs, with the dot kernel's AVX2 rule). SSE4 (no FMA, so a multiply and
 //     an add with a temporary) keeps 3 blocks.

@@ -58,7 +58,7 @@ int64_t winograd_group_tiles(const ref::FusedConvParams& p, int threads);
 
 /// Work items of one image: (group of `group_tiles` (1 to kWinogradGroupTiles)
 /// consecutive 4x4 output tiles (row major over ref::WinogradAxis's tiles), chunk of up
-/// to 4 output blocks (3 on AVX2 and SSE4)), group major: already in image order, so the
+/// to 4 output blocks (3 on SSE4)), group major: already in image order, so the
 /// grid is 1 x items;
 /// f32_winograd_conv with the same group_tiles computes any sub-range of [0, items()), so
 /// callers split it across threads (ops::parallel_grid).
