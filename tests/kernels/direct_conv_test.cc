@@ -408,10 +408,10 @@ TEST(DirectConv, NchwInputOverCachePasses) {
 
 // Border pixels of chunks of 4 output blocks go in column tiles of up to 6 rows, 3 on AVX2
 // (ColumnBorder), grouped within each call's share of the rows: 8 blocks, the last partial,
-// two such chunks. Each case matches the
-// reference (over 3 calls, run_direct), and a pixel must add in the same order whatever
-// its tile: one call over all items gives, bit for bit, what one call per item gives
-// (every border pixel then in a column tile of 1 row). Small maps with padding, stride 2,
+// make two such chunks. Each case matches the reference (over 3 calls, run_direct), and a
+// pixel must add in the same order whatever its tile: one call over all items gives, bit
+// for bit, what one call per item gives (every border pixel then in a column tile of 1
+// row). Small maps with padding, stride 2,
 // dilation, several cache passes, groups of 4 blocks each, NCHW and NHWC outputs with a
 // residual, and a right border (dilation 13) wider than the row's last segment.
 TEST(DirectConv, BorderColumnsAddAlikeWhateverTheSplit) {
