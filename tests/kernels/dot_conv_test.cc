@@ -226,20 +226,24 @@ TEST(DotConv, SupportRulesAndPreference) {
   // 4 never. 3x3 heads, padding 1, 256 channels on 4 x 5 (14 of the 20 pixels on the border): to
   // 6, 12 and 30 channels, dot (2 * 592 * 20 against 2304 * (6 + 2 * 14) for 6). To 30 the
   // FMAs alone favour direct (8 * 592 = 4736 against 2 * 2304 = 4608 a pixel); its border
-  // pixels do not. Not with more than 2 blocks of output channels (not measured), nor
-  // where the input passes kDotWindowInputBytes (256 channels at 8 x 10: 80 KiB).
+  // pixels do not. So at 8 x 10 (80 KiB of input, from L2: RFB-640's heads), but not with
+  // more than 2 blocks of output channels (not measured), nor where the input passes
+  // kDotWindowInputBytes (256 channels at 16 x 20: 320 KiB).
   struct Rule {
     int64_t c_in, c_out, k, h, w, block;
     bool dot;
   };
-  const Rule rules[] = {
-      {128, 4, 1, 15, 20, 16, true},  {128, 20, 1, 15, 20, 16, true}, {64, 8, 1, 15, 20, 16, false},
-      {96, 18, 1, 15, 20, 16, false}, {128, 4, 1, 15, 20, 8, true},   {128, 8, 1, 15, 20, 8, false},
-      {64, 6, 1, 30, 40, 8, false},   {256, 20, 1, 15, 20, 8, false}, {256, 4, 1, 15, 20, 4, false},
-      {0, 4, 1, 15, 20, 16, false},   {256, 6, 3, 4, 5, 16, true},    {256, 12, 3, 4, 5, 16, true},
-      {256, 30, 3, 4, 5, 16, true},   {256, 6, 3, 4, 5, 8, true},     {256, 12, 3, 4, 5, 8, true},
-      {256, 6, 3, 4, 5, 4, false},    {256, 64, 3, 4, 5, 16, false},  {256, 30, 3, 4, 5, 8, false},
-      {256, 6, 3, 8, 10, 16, false},  {256, 6, 3, 8, 10, 8, false}};
+  const Rule rules[] = {{128, 4, 1, 15, 20, 16, true},  {128, 20, 1, 15, 20, 16, true},
+                        {64, 8, 1, 15, 20, 16, false},  {96, 18, 1, 15, 20, 16, false},
+                        {128, 4, 1, 15, 20, 8, true},   {128, 8, 1, 15, 20, 8, false},
+                        {64, 6, 1, 30, 40, 8, false},   {256, 20, 1, 15, 20, 8, false},
+                        {256, 4, 1, 15, 20, 4, false},  {0, 4, 1, 15, 20, 16, false},
+                        {256, 6, 3, 4, 5, 16, true},    {256, 12, 3, 4, 5, 16, true},
+                        {256, 30, 3, 4, 5, 16, true},   {256, 6, 3, 4, 5, 8, true},
+                        {256, 12, 3, 4, 5, 8, true},    {256, 6, 3, 4, 5, 4, false},
+                        {256, 64, 3, 4, 5, 16, false},  {256, 30, 3, 4, 5, 8, false},
+                        {256, 6, 3, 8, 10, 16, true},   {256, 12, 3, 8, 10, 8, true},
+                        {256, 6, 3, 16, 20, 16, false}, {256, 6, 3, 16, 20, 8, false}};
   auto geometry = [](const Rule& r) {
     return test::nchwc_conv_params(test::layer_case(r.c_in, r.c_out, r.h, r.w, r.k, r.k / 2), 16)
         .conv;

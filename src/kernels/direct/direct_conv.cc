@@ -637,7 +637,8 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
   // NCHWc map also run its border and row tails on half-width FMAs: UltraFace RFB-640's
   // 3x3 head from 256 channels to 6 at 8 x 10 has no full tile: 29 to 31 % of the FMA
   // peak on full vectors, 33 to 45 % this way (Zen 4, conv_bench, isolated runs on a noisy
-  // host). Only B = 1, for the build's time.
+  // host; that head runs the dot kernel since, kernels/dot). Only B = 1, for the build's
+  // time.
   const bool half_tails = B == 1 && half && dense;
   // Border pixels [b0, b1): runs of consecutive pixels whose taps inside the row are the
   // same columns go as one tile (a dilated conv's first d pixels all skip tap 0, its last

@@ -36,13 +36,15 @@ inline constexpr int64_t kDotReduceCost8 = 32;
 inline constexpr int64_t kDirectBorderCost = 2;
 
 /// The largest input, in bytes, of a conv with taps (any window but a 1x1 one with stride
-/// 1 and no padding) that dot_conv_preferred gives the dot kernel: a 3x3 head's 256
-/// channels at 4 x 5 (20 KiB, read from L1 by every tap and tile of output channels).
-/// On larger images its taps read the input from L2 again for every 4 output channels:
-/// UltraFace RFB's 3x3 conv from 256 channels to 16 at 30 x 40 took 2.9 times the direct
-/// kernel's time, RetinaFace's SSH convs at 10 x 10 and 20 x 20 1.5 to 2.6 times
-/// winograd's (conv_bench).
-inline constexpr int64_t kDotWindowInputBytes = 24 * 1024;
+/// 1 and no padding) that dot_conv_preferred gives the dot kernel. Beyond L1 its taps read
+/// the input from L2 again for every 4 output channels, which still paid on UltraFace
+/// RFB-640's 3x3 heads from 256 channels at 8 x 10 (80 KiB): to 6 and 12 channels they
+/// took 0.59 and 0.77 of the direct kernel's time (AVX-512), 0.76 and 0.71 under AVX2
+/// (conv_bench, Zen 4). A 1.2 MB input (256 channels to 16 at 30 x 40) took 2.9 times the
+/// direct kernel's time, RetinaFace's SSH convs at 10 x 10 and 20 x 20 1.5 to 2.6 times
+/// winograd's; between 80 KiB and 1.2 MB nothing was measured, so the limit stays near the
+/// measured 80 KiB.
+inline constexpr int64_t kDotWindowInputBytes = 128 * 1024;
 
 /// Whether the dot kernel is expected to beat the kernels with output channels in the
 /// lanes of `block`-wide vectors (pointwise, direct) on the 2-D conv `c` with one group
