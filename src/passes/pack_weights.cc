@@ -14,7 +14,11 @@
 //   - The dot kernel's convs (kernels/dot, input channels along the vectors): a 1x1 conv
 //     with stride 1 and no padding keeps its OIHW weights (each output channel's row is
 //     contiguous); any other becomes kernels::ref::ohwi_conv_weights(W) ([M, kH, kW, C],
-//     the channels of each tap contiguous), weight_layout = "OHWI".
+//     the channels of each tap contiguous), weight_layout = "OHWI". With tuning on
+//     (`--tune`, Program::tuning), a conv kernels::dot_conv_candidate admits is measured
+//     as dot and as pointwise or direct on packed weights (passes/tune.h) and takes the
+//     layout of the faster, instead of dot_conv_preferred's rule, whose constants were
+//     fitted on one machine each.
 //   - Gemm / tern.FusedGemm with transB = 1 and a known constant B [N, K]: B becomes the
 //     constant B^T [K, N] and transB = 0, so the kernel's inner loop runs along a
 //     contiguous row of N outputs (y_row += a_ik * b_row) instead of a dot product per
@@ -30,13 +34,16 @@
 #include <optional>
 #include <utility>
 
+#include "base/cpu.h"
 #include "kernels/dot/dot_conv.h"
 #include "kernels/reference/fused_conv.h"
+#include "kernels/reference/winograd.h"
 #include "kernels/winograd/winograd_conv.h"
 #include "ops/attrs.h"
 #include "ops/conv.h"
 #include "ops/registry.h"
 #include "passes/pass.h"
+#include "passes/tune.h"
 
 namespace tern::passes {
 namespace {
@@ -89,6 +96,46 @@ bool winograd_preferred(const ir::Node& conv, const kernels::ref::ConvParams& c,
   f.y_block = string_attr(conv, "y_layout", "NCHW") == "NCHWc" ? block : 1;
   f.w_block = block;
   return kernels::winograd_conv_preferred(f);
+}
+
+// --tune on a conv the dot kernel may take (kernels::dot_conv_candidate; block: the
+// target's lanes, so that every candidate runs its SIMD kernel): whether it measures
+// faster than the kernels with output channels along the vectors on packed weights
+// ("pointwise" or "direct", and "winograd" where that kernel covers the conv), each run
+// on its weights' layout (passes/tune.h; the choice cached). Where dot loses, the packed
+// weights go on to select-algorithm, whose own --tune picks direct or winograd.
+bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t block) {
+  const ir::Node& conv = p.graph.nodes[n];
+  std::vector<ops::TensorType> types;
+  for (int in : conv.inputs) {
+    if (in >= 0 && !p.types[in]) return kernels::dot_conv_preferred(c, block);
+    types.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
+  }
+  const bool pointwise = kernels::ref::pointwise_window(c);
+  std::vector<std::string> candidates = {"dot", pointwise ? "pointwise" : "direct"};
+  kernels::ref::FusedConvParams f;
+  f.conv = c;
+  f.x_block = block;
+  f.y_block = string_attr(conv, "y_layout", "NCHW") == "NCHWc" ? block : 1;
+  f.w_block = block;
+  if (kernels::winograd_conv_supported(f)) candidates.push_back("winograd");
+  auto setup = [&](const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs) {
+    const Tensor w = inputs[1];
+    if (algorithm == "dot") {
+      if (pointwise) return;  // OIHW rows
+      inputs[1] = kernels::ref::ohwi_conv_weights(w);
+      set_string_attr(node, "weight_layout", "OHWI");
+      return;
+    }
+    inputs[1] = kernels::ref::pack_conv_weights(w, static_cast<int>(block));
+    set_string_attr(node, "weight_layout", "packed");
+    set_int_attr(node, "out_channels", w.dim(0));
+    if (algorithm == "winograd") {
+      inputs[1] = kernels::ref::winograd_transform_weights(inputs[1]);
+      set_string_attr(node, "weight_layout", "winograd");
+    }
+  };
+  return tune_algorithm(p, n, types, candidates, setup) == "dot";
 }
 
 // pack()'s keys for the layouts that are not blocks.
@@ -144,8 +191,13 @@ class PackWeights final : public Pass {
         // takes dot products along the input channels (kernels/dot), on the OIHW rows of a
         // 1x1 conv and on OHWI weights (channels innermost per tap) of a k x k one.
         const std::optional<kernels::ref::ConvParams> geometry = nchwc_conv_geometry(p, node, ws);
-        if (geometry && kernels::dot_conv_preferred(*geometry, block) &&
-            !winograd_preferred(node, *geometry, block)) {
+        const bool dot_possible = geometry && !winograd_preferred(node, *geometry, block);
+        bool dot = dot_possible && kernels::dot_conv_preferred(*geometry, block);
+        if (dot_possible && p.tuning.enabled && block == simd_float_lanes() &&
+            kernels::dot_conv_candidate(*geometry, block)) {
+          dot = tune_dot(p, n, *geometry, block);
+        }
+        if (dot) {
           if (pointwise_one_group(node, ws)) continue;
           node.inputs[1] =
               pack(w, kOhwi, fmt::format("{}_ohwi", base), kernels::ref::ohwi_conv_weights);

@@ -14,6 +14,8 @@
 // With tuning on (Program::tuning, `--tune`), a node whose op offers several candidates
 // (Op::algorithm_candidates: FusedConv's "direct" and "winograd") gets the one that
 // measures fastest on this machine (passes/tune.h), from the tune cache when it is known.
+// (Whether a conv runs the dot kernel is measured earlier, by pack-weights, which lays its
+// weights out for the winner.)
 // Always legal: every algorithm computes the same function (the tests check each kernel
 // against the reference), so results change by float rounding only.
 #include <fmt/format.h>

@@ -257,6 +257,23 @@ TEST(DotConv, SupportRulesAndPreference) {
   kernels::ref::ConvParams grouped = geometry({256, 6, 3, 4, 5, 16, true});
   grouped.groups = 2;
   EXPECT_FALSE(kernels::dot_conv_preferred(grouped, 16));
+  EXPECT_FALSE(kernels::dot_conv_candidate(grouped, 16));
+  // --tune's candidates: every conv the rule gives dot, and those it does not with at
+  // most 2 blocks of outputs where its dot estimate is at most kDotCandidateFactor (2)
+  // times the other's: 64 -> 6 (2 * 32 = 64 against 64), 64 -> 8 and 96 -> 18 on 16
+  // lanes, 128 -> 8 on 8 (192 against 128); not 16 -> 32 (8 * 20 = 160 against 32), nor
+  // 128 -> 64 (4 blocks), nor where the rule's limits hold (taps on 320 KiB of input,
+  // blocks of 4).
+  const Rule candidates[] = {{64, 6, 1, 30, 40, 16, true},   {64, 8, 1, 15, 20, 16, true},
+                             {96, 18, 1, 15, 20, 16, true},  {128, 8, 1, 15, 20, 8, true},
+                             {128, 4, 1, 15, 20, 16, true},  {256, 6, 3, 8, 10, 16, true},
+                             {16, 32, 1, 30, 40, 16, false}, {128, 64, 1, 15, 20, 16, false},
+                             {256, 6, 3, 16, 20, 16, false}, {256, 4, 1, 15, 20, 4, false}};
+  for (const Rule& r : candidates) {
+    EXPECT_EQ(kernels::dot_conv_candidate(geometry(r), r.block), r.dot)
+        << r.c_in << " -> " << r.c_out << " " << r.k << "x" << r.k << " at " << r.h << "x" << r.w
+        << " block " << r.block;
+  }
 }
 
 }  // namespace

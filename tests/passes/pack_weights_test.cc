@@ -2,8 +2,13 @@
 // [ceil(M/c), C/g, kH, kW, c] (c = 4, 8, 16, M not a multiple of c) and Gemm's transB
 // weights stored transposed; the structure after the pass, the packed byte count, and
 // the results before and after it; the nodes it must leave alone.
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -327,6 +332,68 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   // head20 runs winograd with every pass on (its transforms round 1152-term sums
   // differently): the select-algorithm test's tolerance.
   expect_pass_keeps_results(m, {{"x", random_tensor({1, 3, 4, 5}, 5)}}, "pack-weights", 1e-4);
+}
+
+// --tune (passes/tune.h) on a 1x1 128 -> 4 head on NCHWc (a dot candidate on blocks of 8
+// and 16 lanes): pack-weights measures it as dot and as pointwise on packed weights, caches
+// the faster, and lays the weights out for it (OIHW for dot, packed for pointwise); with
+// the cache's answer edited to each, a later compile follows it and the results stay the
+// reference's.
+TEST(PackWeights, TuneMeasuresTheDotKernelAgainstThePointwiseKernel) {
+  const int block = simd_float_lanes();
+  if (block < 8) GTEST_SKIP() << "no dot kernel on blocks of " << block;
+  ModelBuilder m;
+  m.input("x", {1, 3, 6, 7});
+  m.output("y");
+  m.initializer("w1", {128, 3, 3, 3}, weights(128 * 27, 1));
+  m.initializer("w2", {4, 128, 1, 1}, weights(512, 2));
+  set_ints(m.node("Conv", {"x", "w1"}, {"a"}, "c1"), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"a"}, {"ar"}, "r1");
+  m.node("Conv", {"ar", "w2"}, {"h"}, "head");
+  set_ints(m.node("Transpose", {"h"}, {"y"}, "nhwc"), "perm", {0, 2, 3, 1});
+  const std::string dir = ::testing::TempDir() + "tern_tune_dot_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  const std::string cache = dir + "/tune.json";
+  auto compile_tuned = [&] {
+    return compile(m, {{DType::kFloat32, {1, 3, 6, 7}}}, {}, block, cache);
+  };
+  auto head = [](const passes::Program& p) {
+    for (const ir::Node& node : p.graph.nodes)
+      if (node.name == "head") return node;
+    ADD_FAILURE() << "no node 'head'";
+    return ir::Node{};
+  };
+
+  const passes::Program p = compile_tuned();
+  std::ifstream in(cache);
+  nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(file.is_discarded());
+  ASSERT_EQ(file["entries"].size(), 1u);  // the head: c1 has no candidates
+  EXPECT_EQ(p.tuning.measured, 1);
+  nlohmann::json& entry = file["entries"].begin().value();
+  ASSERT_TRUE(entry["ms"].contains("dot") && entry["ms"].contains("pointwise"));
+  const std::string choice = entry["algorithm"];
+  EXPECT_EQ(choice, entry["ms"]["dot"].get<double>() <= entry["ms"]["pointwise"].get<double>()
+                        ? "dot"
+                        : "pointwise");
+  EXPECT_EQ(head(p).attrs.at("algorithm").s, choice);
+
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 6, 7}, 3)}};
+  const std::vector<NamedTensor> plain = run_model(m, feeds, passes::pass_names());
+  for (const std::string forced : {"dot", "pointwise"}) {
+    SCOPED_TRACE(forced);
+    entry["algorithm"] = forced;
+    std::ofstream(cache) << file.dump(2);
+    const passes::Program q = compile_tuned();
+    EXPECT_EQ(q.tuning.measured, 0);
+    EXPECT_EQ(q.tuning.cached, 1);
+    const ir::Node h = head(q);
+    EXPECT_EQ(h.attrs.at("algorithm").s, forced);
+    EXPECT_EQ(h.attrs.at("weight_layout").s, forced == "dot" ? "OIHW" : "packed");
+    EXPECT_EQ(q.known[h.inputs[1]].rank(), forced == "dot" ? 4 : 5);
+    expect_outputs_near(tuned_session(m, cache).run(feeds), plain, 1e-4);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // Through the whole pipeline: every FusedConv that assign-layout gives an NCHWc input or

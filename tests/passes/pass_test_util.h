@@ -28,10 +28,12 @@ inline std::vector<std::string> all_passes_except(const std::vector<std::string>
 
 /// Compiles `model` for `input_types` (graph input order) with the passes in `disabled`
 /// switched off, verifying the program after every pass. `block` is the NCHWc channel
-/// block (any of 4, 8, 16, whatever this machine's SIMD width).
+/// block (any of 4, 8, 16, whatever this machine's SIMD width). A `tune_cache` path turns
+/// --tune on with that cache file (passes/tune.h; one thread).
 inline passes::Program compile(const ModelBuilder& model,
                                const std::vector<ops::TensorType>& input_types,
-                               const std::vector<std::string>& disabled = {}, int block = 8) {
+                               const std::vector<std::string>& disabled = {}, int block = 8,
+                               const std::string& tune_cache = "") {
   const std::string bytes = model.bytes();
   ir::Graph graph = onnx::load_model(bytes.data(), bytes.size(), onnx::LoadLimits{});
   passes::Program p =
@@ -39,8 +41,22 @@ inline passes::Program compile(const ModelBuilder& model,
   passes::PipelineOptions options;
   options.disabled = disabled;
   options.verify = true;
+  options.tune = !tune_cache.empty();
+  options.tune_cache = tune_cache;
   passes::run_pipeline(p, options);
   return p;
+}
+
+/// A Session of `model` with --tune on and its cache at `tune_cache`, one thread (the
+/// cache's entries are per thread count), the passes verified.
+inline Session tuned_session(const ModelBuilder& model, const std::string& tune_cache) {
+  const std::string bytes = model.bytes();
+  SessionOptions options;
+  options.verify_passes = true;
+  options.tune = true;
+  options.tune_cache = tune_cache;
+  options.num_threads = 1;
+  return Session::from_memory(bytes.data(), bytes.size(), options);
 }
 
 /// Number of nodes of `op_type` (any domain) in the compiled program.

@@ -5,6 +5,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "hwy/highway.h"
@@ -492,16 +493,27 @@ bool dot_conv_supported(const ref::FusedConvParams& p) {
   return HWY_DYNAMIC_DISPATCH(DotConvSupported)(p);
 }
 
-bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
+namespace {
+
+// dot_conv_preferred's estimate for the 2-D conv `c` with one group, in FMA instructions
+// per image: the dot kernel's and the kernels' with output channels along the vectors.
+struct DotCosts {
+  int64_t dot = 0, others = 0;
+};
+
+// The estimate, or nothing where neither function takes `c`: not a 2-D conv with one
+// group, blocks under 8 lanes, or a window with taps on an input of more than
+// kDotWindowInputBytes or to more than 2 blocks of outputs.
+std::optional<DotCosts> dot_costs(const ref::ConvParams& c, int64_t block) {
   const int64_t m = c.out_channels, reduction = c.in_channels * c.kernel.size();
   const int64_t plane = c.out.size();
   if (c.groups != 1 || c.in.d != 1 || c.kernel.d != 1 || block < 8 || m <= 0 || reduction <= 0 ||
       plane <= 0) {
-    return false;
+    return std::nullopt;
   }
   const int64_t input_bytes = c.in_channels * c.in.size() * static_cast<int64_t>(sizeof(float));
   if (!ref::pointwise_window(c) && (input_bytes > kDotWindowInputBytes || m > 2 * block)) {
-    return false;
+    return std::nullopt;
   }
   // Output pixels whose window lies inside the input along one dim (as the direct and
   // depthwise kernels find their interior): the first tap valid within an input shortened
@@ -514,14 +526,29 @@ bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
   const int64_t interior =
       inside(c.out.h, c.in.h, c.stride.h, c.kernel.h, c.dilation.h, c.pad_begin.h) *
       inside(c.out.w, c.in.w, c.stride.w, c.kernel.w, c.dilation.w, c.pad_begin.w);
-  const int64_t others =
+  DotCosts costs;
+  costs.others =
       (m + block - 1) / block * reduction * (interior + kDirectBorderCost * (plane - interior));
   // A last tile of 1 or 2 channels costs its 4-channel tile's here: charged its 2 R /
   // block FMAs instead, UltraFace's 64 -> 6 head at 30 x 40 and ppocr's 96 -> 18 at 32 x 48
   // went to the dot kernel and took 1.7 and 1.09 times as long (conv_bench, Zen 4).
   const int64_t reduce = block >= 16 ? kDotReduceCost : kDotReduceCost8;
-  const int64_t dot = (m + 3) / 4 * (4 * reduction / block + reduce) * plane;
-  return dot < others;
+  costs.dot = (m + 3) / 4 * (4 * reduction / block + reduce) * plane;
+  return costs;
+}
+
+}  // namespace
+
+bool dot_conv_preferred(const ref::ConvParams& c, int64_t block) {
+  const std::optional<DotCosts> costs = dot_costs(c, block);
+  return costs && costs->dot < costs->others;
+}
+
+bool dot_conv_candidate(const ref::ConvParams& c, int64_t block) {
+  const std::optional<DotCosts> costs = dot_costs(c, block);
+  if (!costs) return false;
+  return costs->dot < costs->others ||
+         (c.out_channels <= 2 * block && costs->dot <= kDotCandidateFactor * costs->others);
 }
 
 WorkGrid dot_conv_work(const ref::FusedConvParams& p) {

@@ -60,6 +60,20 @@ inline constexpr int64_t kDotWindowInputBytes = 128 * 1024;
 /// weights OIHW or to make a k x k conv's OHWI.
 bool dot_conv_preferred(const ref::ConvParams& c, int64_t block);
 
+/// How far over the other kernels' estimate dot_conv_candidate still admits the dot
+/// kernel's: the rule's own error. Its constants were fitted on one machine each (Zen 5,
+/// Zen 4, a Xeon), and layers it sends either way by a margin of under 25 % measured 0.46
+/// to 1.97 times the other kernel's time on Zen 4 (README.md).
+inline constexpr int64_t kDotCandidateFactor = 2;
+
+/// Whether `--tune` measures the dot kernel against the kernel with output channels along
+/// the vectors (pointwise, direct) on the 2-D conv `c` with one group, `block`-wide
+/// vectors: where dot_conv_preferred holds, and where it does not but the conv has at
+/// most 2 blocks of outputs (the range the rule was fitted on) and the rule's estimate for
+/// the dot kernel is at most kDotCandidateFactor times the other's. passes/pack_weights.cc
+/// then keeps the layout of the kernel that measured faster.
+bool dot_conv_candidate(const ref::ConvParams& c, int64_t block);
+
 /// Work items of one image: tiles of consecutive pixels (4 with 32 vector registers:
 /// AVX-512 and NEON; 2 on AVX2, SSE4 and SSSE3), one chunk (outer 1); {0, 0} for an empty
 /// image or where dot_conv_supported is false everywhere (the scalar target).
