@@ -15,10 +15,11 @@
 //     with stride 1 and no padding keeps its OIHW weights (each output channel's row is
 //     contiguous); any other becomes kernels::ref::ohwi_conv_weights(W) ([M, kH, kW, C],
 //     the channels of each tap contiguous), weight_layout = "OHWI". With tuning on
-//     (`--tune`, Program::tuning), a conv kernels::dot_conv_candidate admits is measured
-//     as dot and as pointwise or direct on packed weights (passes/tune.h) and takes the
-//     layout of the faster, instead of dot_conv_preferred's rule, whose constants were
-//     fitted on one machine each.
+//     (`--tune`, Program::tuning), a conv dot_tunable admits (kernels::dot_conv_candidate
+//     on the target's blocks, not covered by winograd; beyond the rule's dot convs, heads
+//     only) is measured as dot and as pointwise or direct on packed weights
+//     (passes/tune.h) and takes the layout of the faster, instead of dot_conv_preferred's
+//     rule, whose constants were fitted on one machine each.
 //   - Gemm / tern.FusedGemm with transB = 1 and a known constant B [N, K]: B becomes the
 //     constant B^T [K, N] and transB = 0, so the kernel's inner loop runs along a
 //     contiguous row of N outputs (y_row += a_ik * b_row) instead of a dot product per
@@ -37,7 +38,6 @@
 #include "base/cpu.h"
 #include "kernels/dot/dot_conv.h"
 #include "kernels/reference/fused_conv.h"
-#include "kernels/reference/winograd.h"
 #include "kernels/winograd/winograd_conv.h"
 #include "ops/attrs.h"
 #include "ops/conv.h"
@@ -98,27 +98,42 @@ bool winograd_preferred(const ir::Node& conv, const kernels::ref::ConvParams& c,
   return kernels::winograd_conv_preferred(f);
 }
 
-// --tune on a conv the dot kernel may take (kernels::dot_conv_candidate; block: the
-// target's lanes, so that every candidate runs its SIMD kernel): whether it measures
-// faster than the kernels with output channels along the vectors on packed weights
-// ("pointwise" or "direct", and "winograd" where that kernel covers the conv), each run
-// on its weights' layout (passes/tune.h; the choice cached). Where dot loses, the packed
-// weights go on to select-algorithm, whose own --tune picks direct or winograd.
-bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t block) {
-  const ir::Node& conv = p.graph.nodes[n];
-  std::vector<ops::TensorType> types;
-  for (int in : conv.inputs) {
-    if (in >= 0 && !p.types[in]) return kernels::dot_conv_preferred(c, block);
-    types.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
+// Whether --tune measures FusedConv `conv` (geometry `c`) as dot against the kernel with
+// output channels along the vectors, instead of following kernels::dot_conv_preferred:
+// kernels::dot_conv_candidate admits it, `block` is the target's lanes (so that both
+// kernels run, not a fallback), and winograd does not cover its packed weights (where it
+// does, the rule decides and select-algorithm tunes direct against winograd: each conv
+// is measured once, and winograd, which cannot write a head's NHWC output, is never timed
+// without the Transpose it keeps). Beyond the rule's own choices only detection heads (an
+// output the graph returns or an NHWC Transpose reads): a dot conv leaves
+// fuse-conv-chain's bands, which a layer timed alone does not show.
+bool dot_tunable(const Program& p, const ir::Node& conv, const kernels::ref::ConvParams& c,
+                 int64_t block) {
+  if (!p.tuning.enabled || block != simd_float_lanes() || conv.outputs.empty() ||
+      !kernels::dot_conv_candidate(c, block)) {
+    return false;
   }
-  const bool pointwise = kernels::ref::pointwise_window(c);
-  std::vector<std::string> candidates = {"dot", pointwise ? "pointwise" : "direct"};
+  for (int in : conv.inputs)
+    if (in >= 0 && !p.types[in]) return false;
   kernels::ref::FusedConvParams f;
   f.conv = c;
   f.x_block = block;
   f.y_block = string_attr(conv, "y_layout", "NCHW") == "NCHWc" ? block : 1;
   f.w_block = block;
-  if (kernels::winograd_conv_supported(f)) candidates.push_back("winograd");
+  if (kernels::winograd_conv_supported(f)) return false;
+  const int y = conv.outputs[0];
+  return kernels::dot_conv_preferred(c, block) || p.is_graph_output(y) ||
+         read_by_nhwc_transpose(p, y);
+}
+
+// --tune on a conv dot_tunable admits: whether the dot kernel measures faster than
+// "pointwise" or "direct" on packed weights, each run on its weights' layout
+// (passes/tune.h; the choice cached).
+bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t block) {
+  std::vector<ops::TensorType> types;
+  for (int in : p.graph.nodes[n].inputs)
+    types.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
+  const bool pointwise = kernels::ref::pointwise_window(c);
   auto setup = [&](const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs) {
     const Tensor w = inputs[1];
     if (algorithm == "dot") {
@@ -130,12 +145,8 @@ bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t bloc
     inputs[1] = kernels::ref::pack_conv_weights(w, static_cast<int>(block));
     set_string_attr(node, "weight_layout", "packed");
     set_int_attr(node, "out_channels", w.dim(0));
-    if (algorithm == "winograd") {
-      inputs[1] = kernels::ref::winograd_transform_weights(inputs[1]);
-      set_string_attr(node, "weight_layout", "winograd");
-    }
   };
-  return tune_algorithm(p, n, types, candidates, setup) == "dot";
+  return tune_algorithm(p, n, types, {"dot", pointwise ? "pointwise" : "direct"}, setup) == "dot";
 }
 
 // pack()'s keys for the layouts that are not blocks.
@@ -193,8 +204,7 @@ class PackWeights final : public Pass {
         const std::optional<kernels::ref::ConvParams> geometry = nchwc_conv_geometry(p, node, ws);
         const bool dot_possible = geometry && !winograd_preferred(node, *geometry, block);
         bool dot = dot_possible && kernels::dot_conv_preferred(*geometry, block);
-        if (dot_possible && p.tuning.enabled && block == simd_float_lanes() &&
-            kernels::dot_conv_candidate(*geometry, block)) {
+        if (dot_possible && dot_tunable(p, node, *geometry, block)) {
           dot = tune_dot(p, n, *geometry, block);
         }
         if (dot) {

@@ -41,8 +41,8 @@ struct BufferAssignment {
 
 /// `--tune` (SessionOptions::tune): select-algorithm measures the candidates of every
 /// node whose op offers several (Op::algorithm_candidates) and keeps the fastest, and
-/// pack-weights measures the dot kernel against the packed weights' kernels where
-/// kernels::dot_conv_candidate admits a conv; each choice cached in a JSON file by SIMD
+/// pack-weights measures the dot kernel against the packed weights' kernels where its
+/// dot_tunable admits a conv (each node measured once); each choice cached in a JSON file by SIMD
 /// target, threads, op, input shapes and attributes.
 struct Tuning {
   bool enabled = false;

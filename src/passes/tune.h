@@ -1,7 +1,7 @@
-// `--tune` for select-algorithm: measures an op's candidate algorithms on the node's own
-// physical shapes and constant weights (random activations) and keeps the fastest, with the
-// choice cached in a JSON file (base/json_cache.h) so later plans on this machine skip the
-// measurement.
+// `--tune` for select-algorithm and pack-weights (the dot kernel's convs): measures an op's
+// candidate algorithms on the node's own physical shapes and constant weights (random activations)
+// and keeps the fastest, with the choice cached in a JSON file (base/json_cache.h) so later plans
+// on this machine skip the measurement.
 #pragma once
 
 #include <functional>

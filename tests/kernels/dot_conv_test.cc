@@ -262,13 +262,14 @@ TEST(DotConv, SupportRulesAndPreference) {
   // most 2 blocks of outputs where its dot estimate is at most kDotCandidateFactor (2)
   // times the other's: 64 -> 6 (2 * 32 = 64 against 64), 64 -> 8 and 96 -> 18 on 16
   // lanes, 128 -> 8 on 8 (192 against 128); not 16 -> 32 (8 * 20 = 160 against 32), nor
-  // 128 -> 64 (4 blocks), nor where the rule's limits hold (taps on 320 KiB of input,
-  // blocks of 4).
+  // 128 -> 64 (4 blocks), nor what the rule's limits exclude (taps on 320 KiB of input,
+  // blocks of 4). 64 -> 6 on 8 lanes is the factor's edge: 2 * (32 + 32) = 128 against 64.
   const Rule candidates[] = {{64, 6, 1, 30, 40, 16, true},   {64, 8, 1, 15, 20, 16, true},
                              {96, 18, 1, 15, 20, 16, true},  {128, 8, 1, 15, 20, 8, true},
                              {128, 4, 1, 15, 20, 16, true},  {256, 6, 3, 8, 10, 16, true},
                              {16, 32, 1, 30, 40, 16, false}, {128, 64, 1, 15, 20, 16, false},
-                             {256, 6, 3, 16, 20, 16, false}, {256, 4, 1, 15, 20, 4, false}};
+                             {256, 6, 3, 16, 20, 16, false}, {256, 4, 1, 15, 20, 4, false},
+                             {64, 6, 1, 30, 40, 8, true}};
   for (const Rule& r : candidates) {
     EXPECT_EQ(kernels::dot_conv_candidate(geometry(r), r.block), r.dot)
         << r.c_in << " -> " << r.c_out << " " << r.k << "x" << r.k << " at " << r.h << "x" << r.w

@@ -334,63 +334,83 @@ TEST(PackWeights, NarrowConvsOnNchwcKeepOihwOrGetOhwiWeightsForTheDotKernel) {
   expect_pass_keeps_results(m, {{"x", random_tensor({1, 3, 4, 5}, 5)}}, "pack-weights", 1e-4);
 }
 
-// --tune (passes/tune.h) on a 1x1 128 -> 4 head on NCHWc (a dot candidate on blocks of 8
-// and 16 lanes): pack-weights measures it as dot and as pointwise on packed weights, caches
-// the faster, and lays the weights out for it (OIHW for dot, packed for pointwise); with
-// the cache's answer edited to each, a later compile follows it and the results stay the
-// reference's.
-TEST(PackWeights, TuneMeasuresTheDotKernelAgainstThePointwiseKernel) {
+// --tune (passes/tune.h) on two heads on NCHWc, dot candidates on blocks of 8 and 16
+// lanes: a 1x1 128 -> 4 one and a 3x3 stride-2 128 -> 6 one (which winograd does not
+// cover). pack-weights measures each as dot and as pointwise or direct on packed weights,
+// caches the faster, and lays the weights out for it (OIHW or OHWI for dot, packed for the
+// others); with the cache's answers edited to each, a later compile follows them and the
+// results stay the reference's.
+TEST(PackWeights, TuneMeasuresTheDotKernelAgainstTheOthersOnHeads) {
   const int block = simd_float_lanes();
   if (block < 8) GTEST_SKIP() << "no dot kernel on blocks of " << block;
   ModelBuilder m;
   m.input("x", {1, 3, 6, 7});
   m.output("y");
+  m.output("y3");
   m.initializer("w1", {128, 3, 3, 3}, weights(128 * 27, 1));
   m.initializer("w2", {4, 128, 1, 1}, weights(512, 2));
+  m.initializer("w3", {6, 128, 3, 3}, weights(6 * 128 * 9, 3));
   set_ints(m.node("Conv", {"x", "w1"}, {"a"}, "c1"), "pads", {1, 1, 1, 1});
   m.node("Relu", {"a"}, {"ar"}, "r1");
   m.node("Conv", {"ar", "w2"}, {"h"}, "head");
   set_ints(m.node("Transpose", {"h"}, {"y"}, "nhwc"), "perm", {0, 2, 3, 1});
+  auto* c3 = m.node("Conv", {"ar", "w3"}, {"h3"}, "head3");
+  set_ints(c3, "pads", {1, 1, 1, 1});
+  set_ints(c3, "strides", {2, 2});
+  set_ints(m.node("Transpose", {"h3"}, {"y3"}, "nhwc3"), "perm", {0, 2, 3, 1});
   const std::string dir = ::testing::TempDir() + "tern_tune_dot_" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   const std::string cache = dir + "/tune.json";
   auto compile_tuned = [&] {
     return compile(m, {{DType::kFloat32, {1, 3, 6, 7}}}, {}, block, cache);
   };
-  auto head = [](const passes::Program& p) {
-    for (const ir::Node& node : p.graph.nodes)
-      if (node.name == "head") return node;
-    ADD_FAILURE() << "no node 'head'";
-    return ir::Node{};
+  auto algorithms = [](const passes::Program& p) {
+    std::map<std::string, const ir::Node*> out;
+    for (const ir::Node& node : p.graph.nodes) out[node.name] = &node;
+    return out;
+  };
+  // The head of a cache entry, by its OIHW weights' shape in the key.
+  auto head_of = [](const std::string& key) {
+    return key.find("[4, 128, 1, 1]") != std::string::npos ? "head" : "head3";
   };
 
   const passes::Program p = compile_tuned();
   std::ifstream in(cache);
   nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
   ASSERT_FALSE(file.is_discarded());
-  ASSERT_EQ(file["entries"].size(), 1u);  // the head: c1 has no candidates
-  EXPECT_EQ(p.tuning.measured, 1);
-  nlohmann::json& entry = file["entries"].begin().value();
-  ASSERT_TRUE(entry["ms"].contains("dot") && entry["ms"].contains("pointwise"));
-  const std::string choice = entry["algorithm"];
-  EXPECT_EQ(choice, entry["ms"]["dot"].get<double>() <= entry["ms"]["pointwise"].get<double>()
-                        ? "dot"
-                        : "pointwise");
-  EXPECT_EQ(head(p).attrs.at("algorithm").s, choice);
+  ASSERT_EQ(file["entries"].size(), 2u);  // the heads: c1 has no candidates
+  EXPECT_EQ(p.tuning.measured, 2);
+  const auto nodes = algorithms(p);
+  for (auto& [key, entry] : file["entries"].items()) {
+    SCOPED_TRACE(key);
+    const std::string head = head_of(key), other = head == "head" ? "pointwise" : "direct";
+    ASSERT_TRUE(entry["ms"].contains("dot") && entry["ms"].contains(other));
+    const std::string choice = entry["algorithm"];
+    EXPECT_EQ(choice,
+              entry["ms"]["dot"].get<double>() <= entry["ms"][other].get<double>() ? "dot" : other);
+    EXPECT_EQ(nodes.at(head)->attrs.at("algorithm").s, choice);
+  }
 
   const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 6, 7}, 3)}};
   const std::vector<NamedTensor> plain = run_model(m, feeds, passes::pass_names());
-  for (const std::string forced : {"dot", "pointwise"}) {
-    SCOPED_TRACE(forced);
-    entry["algorithm"] = forced;
+  for (const bool dot : {true, false}) {
+    SCOPED_TRACE(dot ? "dot" : "packed");
+    for (auto& [key, entry] : file["entries"].items()) {
+      entry["algorithm"] = dot                                   ? "dot"
+                           : head_of(key) == std::string("head") ? "pointwise"
+                                                                 : "direct";
+    }
     std::ofstream(cache) << file.dump(2);
     const passes::Program q = compile_tuned();
     EXPECT_EQ(q.tuning.measured, 0);
-    EXPECT_EQ(q.tuning.cached, 1);
-    const ir::Node h = head(q);
-    EXPECT_EQ(h.attrs.at("algorithm").s, forced);
-    EXPECT_EQ(h.attrs.at("weight_layout").s, forced == "dot" ? "OIHW" : "packed");
-    EXPECT_EQ(q.known[h.inputs[1]].rank(), forced == "dot" ? 4 : 5);
+    EXPECT_EQ(q.tuning.cached, 2);
+    const auto qn = algorithms(q);
+    EXPECT_EQ(qn.at("head")->attrs.at("algorithm").s, dot ? "dot" : "pointwise");
+    EXPECT_EQ(qn.at("head")->attrs.at("weight_layout").s, dot ? "OIHW" : "packed");
+    EXPECT_EQ(qn.at("head3")->attrs.at("algorithm").s, dot ? "dot" : "direct");
+    EXPECT_EQ(qn.at("head3")->attrs.at("weight_layout").s, dot ? "OHWI" : "packed");
+    EXPECT_EQ(q.known[qn.at("head3")->inputs[1]].shape(),
+              dot ? Shape({6, 3, 3, 128}) : Shape({1, 128, 3, 3, block}));
     expect_outputs_near(tuned_session(m, cache).run(feeds), plain, 1e-4);
   }
   std::filesystem::remove_all(dir);

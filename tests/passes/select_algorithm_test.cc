@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "base/cpu.h"
 #include "pass_test_util.h"
@@ -177,21 +176,11 @@ void write_json(const std::string& path, const nlohmann::json& j) {
   std::ofstream(path) << j.dump(2);
 }
 
-// The FusedConv node of mixed_model a tune cache key belongs to, by the weights' shape in
-// it: OIHW [16, C, 3, 3] in pack-weights' entries (dot against the packed kernels),
-// packed [ceil(16/c), C, 3, 3, c] in select-algorithm's; C = 6 for "kxk", 16 for "wino".
-std::string tuned_node(const std::string& key) {
-  const bool kxk = key.find("[16, 6, 3, 3]") != std::string::npos ||
-                   key.find(", 6, 3, 3, ") != std::string::npos;
-  return kxk ? "kxk" : "wino";
-}
-
 // --tune: the two 3x3 stride-1 convs ("kxk" 6 -> 16 and "wino" 16 -> 16) are measured as
-// direct and winograd and get the faster. Where kernels::dot_conv_candidate admits them
-// (blocks of 8 or 16 lanes), pack-weights first measures them as dot, direct and winograd,
-// and one that dot wins keeps OHWI weights and runs dot. The choices are cached and a
-// later compile follows the cache (edited here to force each answer); a corrupt cache is
-// measured again with a warning and replaced; results stay those of the reference.
+// direct and winograd and get the faster (not as dot: pack-weights' dot_tunable leaves
+// convs winograd covers to this pass); the choice is cached and a later compile
+// follows the cache (edited here to force each answer); a corrupt cache is measured
+// again with a warning and replaced; results stay those of the reference.
 TEST(SelectAlgorithm, TuneMeasuresCandidatesAndFollowsTheCache) {
   if (cpu_info().best_target == "SCALAR") GTEST_SKIP() << "no fast kernels";
   const std::string dir = ::testing::TempDir() + "tern_tune_" + std::to_string(::getpid());
@@ -199,85 +188,48 @@ TEST(SelectAlgorithm, TuneMeasuresCandidatesAndFollowsTheCache) {
   const std::string cache = dir + "/tune.json";
 
   passes::Program p = compile_tuned(cache);
+  EXPECT_EQ(p.tuning.measured, 2);
   EXPECT_EQ(p.tuning.cached, 0);
   EXPECT_EQ(p.tuning.warning, "");
   nlohmann::json file = read_json(cache);
   ASSERT_FALSE(file.is_discarded());
-  EXPECT_EQ(p.tuning.measured, static_cast<int>(file["entries"].size()));
+  ASSERT_EQ(file["entries"].size(), 2u);
   const auto algo = algorithms(p);
-  std::set<std::string> dot_nodes, packed_nodes;  // the nodes with each kind of entry
   for (auto& [key, entry] : file["entries"].items()) {
     SCOPED_TRACE(key);
-    const std::string node = tuned_node(key);
-    const std::string choice = entry["algorithm"];
-    // Both kinds measure direct and winograd (both cover a 3x3 stride-1 conv).
     EXPECT_TRUE(entry["ms"].contains("direct") && entry["ms"].contains("winograd"));
-    ASSERT_TRUE(entry["ms"].contains(choice));
-    // The fastest was chosen.
-    for (auto& [other, ms] : entry["ms"].items()) {
-      EXPECT_LE(entry["ms"][choice].get<double>(), ms.get<double>()) << other;
-    }
-    if (entry["ms"].contains("dot")) {
-      EXPECT_TRUE(dot_nodes.insert(node).second);
-      EXPECT_EQ(algo.at(node) == "dot", choice == "dot");
-    } else {
-      EXPECT_TRUE(packed_nodes.insert(node).second);
-      EXPECT_EQ(algo.at(node), choice);
-    }
+    const std::string choice = entry["algorithm"];
+    EXPECT_TRUE(choice == "direct" || choice == "winograd");
+    // The key holds the packed weights' shape [ceil(16/c), C, 3, 3, c]: C tells the node.
+    const std::string node = key.find(", 6, 3, 3, ") != std::string::npos ? "kxk" : "wino";
+    EXPECT_EQ(algo.at(node), choice);
+    // The faster one was chosen.
+    EXPECT_LE(entry["ms"][choice].get<double>(),
+              entry["ms"][choice == "direct" ? "winograd" : "direct"].get<double>());
   }
-  // Every node has a packed entry but one that dot won.
-  for (const char* node : {"kxk", "wino"}) {
-    EXPECT_EQ(packed_nodes.count(node) > 0, algo.at(node) != "dot") << node;
-  }
-  if (simd_float_lanes() >= 8) {
-    // 6 -> 16 (R = 54 products an output): the rule's dot estimate is within
-    // kDotCandidateFactor of direct's. 16 -> 16 is not a candidate: winograd is preferred
-    // for it with a whole block of outputs (pack-weights keeps that path).
-    EXPECT_EQ(dot_nodes, (std::set<std::string>{"kxk"}));
-  } else {
-    EXPECT_TRUE(dot_nodes.empty());  // blocks under 8 lanes: never the dot kernel
-  }
-
-  // The dot entries forced to direct: the nodes that had won with dot get their packed
-  // entries measured, so that the compiles below find every entry in the cache.
-  for (auto& [key, entry] : file["entries"].items()) {
-    if (entry["ms"].contains("dot")) entry["algorithm"] = "direct";
-  }
-  write_json(cache, file);
-  EXPECT_EQ(compile_tuned(cache).tuning.measured, 2 - static_cast<int>(packed_nodes.size()));
-  file = read_json(cache);
-  const int entries = static_cast<int>(file["entries"].size());
-  ASSERT_EQ(entries, 2 + static_cast<int>(dot_nodes.size()));
 
   const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 13, 11}, 9)}};
   const std::vector<NamedTensor> plain = run_model(mixed_model(), feeds, all_passes_except({}));
-  // Every entry forced to direct, then to winograd; then the dot entries to dot and the
-  // others to direct (a node that runs dot never reads its packed entry).
-  for (const std::string forced : {"direct", "winograd", "dot"}) {
+  for (const char* forced : {"direct", "winograd"}) {
     SCOPED_TRACE(forced);
-    for (auto& [key, entry] : file["entries"].items()) {
-      entry["algorithm"] = forced != "dot" || entry["ms"].contains("dot") ? forced : "direct";
-    }
+    for (auto& [key, entry] : file["entries"].items()) entry["algorithm"] = forced;
     write_json(cache, file);
     passes::Program q = compile_tuned(cache);
-    const int cached = forced == "dot" ? entries - static_cast<int>(dot_nodes.size()) : entries;
     EXPECT_EQ(q.tuning.measured, 0);
-    EXPECT_EQ(q.tuning.cached, cached);
-    for (const char* node : {"kxk", "wino"}) {
-      const bool dot = forced == "dot" && dot_nodes.count(node) > 0;
-      EXPECT_EQ(algorithms(q).at(node), dot ? "dot" : forced == "dot" ? "direct" : forced) << node;
-    }
+    EXPECT_EQ(q.tuning.cached, 2);
+    EXPECT_EQ(algorithms(q).at("kxk"), forced);
+    EXPECT_EQ(algorithms(q).at("wino"), forced);
     // The same through a Session with this cache: the outputs match the reference.
     Session session = tuned_session(mixed_model(), cache);
     expect_outputs_near(session.run(feeds), plain, 1e-4);
     const PlanInfo info = session.plan_info({{"x", {1, 3, 13, 11}}});
-    EXPECT_EQ(info.tuned_cached, cached);
+    EXPECT_EQ(info.tuned_cached, 2);
     EXPECT_EQ(info.tune_cache, cache);
   }
 
   std::ofstream(cache) << "{ not json";
   passes::Program r = compile_tuned(cache);
-  EXPECT_GE(r.tuning.measured, 2);
+  EXPECT_EQ(r.tuning.measured, 2);
   EXPECT_NE(r.tuning.warning.find("is corrupt"), std::string::npos) << r.tuning.warning;
   EXPECT_FALSE(read_json(cache).is_discarded());  // replaced
   std::filesystem::remove_all(dir);

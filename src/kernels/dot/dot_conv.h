@@ -61,9 +61,10 @@ inline constexpr int64_t kDotWindowInputBytes = 128 * 1024;
 bool dot_conv_preferred(const ref::ConvParams& c, int64_t block);
 
 /// How far over the other kernels' estimate dot_conv_candidate still admits the dot
-/// kernel's: the rule's own error. Its constants were fitted on one machine each (Zen 5,
-/// Zen 4, a Xeon), and layers it sends either way by a margin of under 25 % measured 0.46
-/// to 1.97 times the other kernel's time on Zen 4 (README.md).
+/// kernel's: about the rule's own error. Its constants were fitted on one machine each
+/// (Zen 5, Zen 4, a Xeon), and on Zen 4 layers it kept from dot took 1.13 to 1.97 times
+/// the pointwise kernel's time with dot (AVX-512; 1.16 to 2.2 under AVX2), and one it
+/// sends to dot 0.46 to 0.90 (README.md).
 inline constexpr int64_t kDotCandidateFactor = 2;
 
 /// Whether `--tune` measures the dot kernel against the kernel with output channels along
