@@ -41,6 +41,7 @@
 #include "kernels/winograd/winograd_conv.h"
 #include "ops/attrs.h"
 #include "ops/conv.h"
+#include "ops/epilogue.h"
 #include "ops/registry.h"
 #include "passes/pass.h"
 #include "passes/tune.h"
@@ -128,13 +129,27 @@ bool dot_tunable(const Program& p, const ir::Node& conv, const kernels::ref::Con
 
 // --tune on a conv dot_tunable admits: whether the dot kernel measures faster than
 // "pointwise" or "direct" on packed weights, each run on its weights' layout
-// (passes/tune.h; the choice cached).
+// (passes/tune.h; the choice cached). A head that fuse-transpose will make write NHWC
+// is measured writing NHWC: into NCHW the dot kernel stores each output alone, and
+// UltraFace's 128 -> 8 heads took 1.30 and 1.35 times the pointwise kernel's time there,
+// 0.67 and 0.93 into NHWC (`tern inspect --tune`, Zen 4, AVX-512).
 bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t block) {
+  const ir::Node& conv = p.graph.nodes[n];
   std::vector<ops::TensorType> types;
-  for (int in : p.graph.nodes[n].inputs)
-    types.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
+  for (int in : conv.inputs) types.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
   const bool pointwise = kernels::ref::pointwise_window(c);
-  auto setup = [&](const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs) {
+  const int y = conv.outputs[0];
+  const bool residual =
+      conv.inputs.size() > ops::kResidualInput && conv.inputs[ops::kResidualInput] >= 0;
+  const bool nhwc = string_attr(conv, "y_layout", "NCHW") == "NCHW" && !residual && p.types[y] &&
+                    p.types[y]->shape.size() == 4 && read_by_nhwc_transpose(p, y);
+  auto setup = [&](const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs,
+                   std::vector<ops::TensorType>& outputs) {
+    if (nhwc) {  // as fuse-transpose will: [N, M, H, W] -> [N, H, W, M]
+      const Shape s = outputs[0].shape;
+      outputs[0].shape = {s[0], s[2], s[3], s[1]};
+      set_string_attr(node, "y_layout", "NHWC");
+    }
     const Tensor w = inputs[1];
     if (algorithm == "dot") {
       if (pointwise) return;  // OIHW rows

@@ -50,8 +50,10 @@ double measure(const Program& p, int n, const std::vector<ops::TensorType>& type
       inputs.push_back(random_input(types[k], 17 + static_cast<uint32_t>(k)));
     }
   }
+  std::vector<ops::TensorType> out_types;
+  for (int v : node.outputs) out_types.push_back(*p.types[v]);
   set_string_attr(node, "algorithm", algorithm);
-  setup(algorithm, node, inputs);
+  setup(algorithm, node, inputs, out_types);
   const ops::OpSchema* schema = ops::OpRegistry::global().find(node.domain, node.op_type);
   TERN_CHECK(schema != nullptr, UnsupportedOpError, "node '{}': op '{}' is not registered",
              node.name, node.op_type);
@@ -59,12 +61,8 @@ double measure(const Program& p, int n, const std::vector<ops::TensorType>& type
                            static_cast<int>(node.outputs.size())};
   const std::unique_ptr<ops::Op> op =
       schema->create(ops::Attrs(node.attrs, fmt::format("{} '{}'", node.op_type, node.name)), ctx);
-  std::vector<ops::TensorType> out_types;
   std::vector<Tensor> outputs;
-  for (int v : node.outputs) {
-    out_types.push_back(*p.types[v]);
-    outputs.push_back(Tensor::empty(p.types[v]->dtype, p.types[v]->shape));
-  }
+  for (const ops::TensorType& t : out_types) outputs.push_back(Tensor::empty(t.dtype, t.shape));
   auto run = [&] {
     ops::run_node(*op, inputs, &out_types, node.outputs, p.ctx, p.max_tensor_bytes, outputs);
   };

@@ -12,10 +12,12 @@
 
 namespace tern::passes {
 
-/// Adapts a copy of a node and its input tensors to run candidate `algorithm` (sets
-/// attributes, replaces weights by the layout that algorithm reads).
+/// Adapts a copy of a node, its input tensors and its output types (the program's, to
+/// start with) to run candidate `algorithm` (sets attributes, replaces weights by the
+/// layout that algorithm reads, and may change an output's layout as a later pass would).
 using CandidateSetup =
-    std::function<void(const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs)>;
+    std::function<void(const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs,
+                       std::vector<ops::TensorType>& outputs)>;
 
 /// The cache key of node `n` with input types `types`: SIMD target, threads, op type,
 /// physical input shapes and every attribute except "algorithm".
