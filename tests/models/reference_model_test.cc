@@ -6,15 +6,18 @@
 // may differ by a few float32 ulps of its largest partial sums: we allow
 // 1e-4 * max(1, max |reference|) absolute, which is 1e-4 on probabilities.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <tuple>
 
+#include "base/cpu.h"
 #include "base/thread_pool.h"
 #include "passes/pipeline.h"
 #include "support/reference_cases.h"
@@ -63,20 +66,10 @@ int64_t pass_sweep_max_pixels() {
   return env ? std::atoll(env) : test::max_test_pixels();
 }
 
-// (case index, pass index): pass index -1 runs with every pass on, k with pass k off.
-using CaseAndPass = std::tuple<size_t, int>;
-
-class ReferenceModelTest : public ::testing::TestWithParam<CaseAndPass> {};
-
-TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
-  const auto [case_index, pass_index] = GetParam();
-  const test::ReferenceCase& c = all_cases()[case_index];
-  // TERN_TEST_MAX_PIXELS may cap the cases run (unset: all of them).
-  if (c.input_pixels > test::max_test_pixels()) {
-    GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
-  }
-  const std::string pass = pass_index < 0 ? "" : passes::pass_names()[pass_index];
-  std::vector<NamedTensor> outputs = run_case(c, 0, pass);
+// Expects `outputs` (of case `c`, run as `how` says: "" or " (pass X off)", " (--tune)")
+// within tolerance of the reference; records each output's max |diff|.
+void expect_matches(const test::ReferenceCase& c, const std::vector<NamedTensor>& outputs,
+                    const std::string& how) {
   ASSERT_EQ(outputs.size(), c.outputs.size());
   for (size_t k = 0; k < c.outputs.size(); ++k) {
     const auto& ref_info = c.outputs[k];
@@ -98,15 +91,30 @@ TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
       }
     }
     const float tol = 1e-4f * std::max(1.0f, max_ref);
-    EXPECT_LE(max_diff, tol) << c.model << "/" << c.name
-                             << (pass.empty() ? std::string() : " (pass " + pass + " off)")
-                             << " output '" << ref_info.name
-                             << "': max |diff| " << max_diff << " at element " << worst
-                             << " (tern " << a[worst] << ", ORT " << b[worst] << ")";
+    EXPECT_LE(max_diff, tol) << c.model << "/" << c.name << how << " output '" << ref_info.name
+                             << "': max |diff| " << max_diff << " at element " << worst << " (tern "
+                             << a[worst] << ", ORT " << b[worst] << ")";
     char diff_text[32];
     std::snprintf(diff_text, sizeof diff_text, "%.2e", max_diff);
-    RecordProperty(ref_info.name + "_max_abs_diff", diff_text);
+    ::testing::Test::RecordProperty(ref_info.name + "_max_abs_diff", diff_text);
   }
+}
+
+// (case index, pass index): pass index -1 runs with every pass on, k with pass k off.
+using CaseAndPass = std::tuple<size_t, int>;
+
+class ReferenceModelTest : public ::testing::TestWithParam<CaseAndPass> {};
+
+TEST_P(ReferenceModelTest, MatchesOnnxRuntime) {
+  const auto [case_index, pass_index] = GetParam();
+  const test::ReferenceCase& c = all_cases()[case_index];
+  // TERN_TEST_MAX_PIXELS may cap the cases run (unset: all of them).
+  if (c.input_pixels > test::max_test_pixels()) {
+    GTEST_SKIP() << "input larger than TERN_TEST_MAX_PIXELS";
+  }
+  const std::string pass = pass_index < 0 ? "" : passes::pass_names()[pass_index];
+  std::vector<NamedTensor> outputs = run_case(c, 0, pass);
+  expect_matches(c, outputs, pass.empty() ? std::string() : " (pass " + pass + " off)");
 }
 
 std::string case_name(const ::testing::TestParamInfo<CaseAndPass>& info) {
@@ -145,6 +153,44 @@ TEST(ReferenceModels, FolderIsPresent) {
     GTEST_SKIP() << "no models at " << test::models_dir();
   }
   EXPECT_GE(all_cases().size(), 15u);
+}
+
+// With --tune (SessionOptions::tune: the kernels each layer measures fastest here, a
+// fresh cache shared by the cases) every case still matches: the kernels --tune may pick
+// instead of the heuristic's (dot, pointwise, direct, winograd) and the weight layouts
+// pack-weights gives them. The cases the pass sweep covers (none in the sanitizer and qemu
+// runs).
+TEST(ReferenceModels, TunedPlansMatchOnnxRuntime) {
+  const std::string cache =
+      ::testing::TempDir() + "tern_models_tune_" + std::to_string(::getpid()) + ".json";
+  std::filesystem::remove(cache);
+  int run = 0, tuned = 0;
+  for (const auto& c : all_cases()) {
+    if (c.input_pixels > pass_sweep_max_pixels()) continue;
+    SCOPED_TRACE(c.model + "/" + c.name);
+    std::vector<NamedTensor> feeds;
+    for (const auto& in : c.inputs)
+      feeds.push_back({in.name, test::read_raw_f32(in.file, in.shape)});
+    SessionOptions opt;
+    opt.num_threads = 1;
+    opt.verify_passes = true;
+    opt.tune = true;
+    opt.tune_cache = cache;
+    Session session(c.model_path.string(), opt);
+    expect_matches(c, session.run(feeds), " (--tune)");
+    std::map<std::string, Shape> shapes;
+    for (const auto& in : c.inputs) shapes[in.name] = in.shape;
+    const PlanInfo info = session.plan_info(shapes);
+    EXPECT_EQ(info.tune_warning, "");
+    tuned += info.tuned_measured + info.tuned_cached;
+    ++run;
+  }
+  std::filesystem::remove(cache);
+  if (run == 0) GTEST_SKIP() << "no case within TERN_TEST_PASS_SWEEP_MAX_PIXELS";
+  // Every SIMD target has candidates in these models (direct or winograd at least).
+  if (cpu_info().best_target != "SCALAR") {
+    EXPECT_GT(tuned, 0);
+  }
 }
 
 // One and two threads must give the same result bit for bit: threads split an op's
