@@ -6,20 +6,16 @@
 // scatters it over M planes and the Transpose then copies the whole tensor again. ONNX
 // Runtime does the same by reordering its NCHWc output straight to NHWC.
 //
-// Legal when: the conv's output is 4-D (a 2-D conv), NCHW (y_layout NCHW: assign-layout
-// ran and left it plain), read by the Transpose only and not a graph output; the conv has
-// no residual input (its z would have to be NHWC too); its weights are not winograd
-// weights and it is not depthwise (by its algorithm or its groups) or gemm (by its
-// algorithm): those kernels write NCHW or NCHWc only; the direct kernels and the
-// reference write NHWC.
-#include "ops/epilogue.h"
+// Legal where conv_writes_nhwc (pass.h) holds for the conv: its output 4-D NCHW, read by
+// the Transpose only and not a graph output, no residual input, and a kernel that writes
+// NHWC (not winograd, depthwise or gemm: those write NCHW or NCHWc only; the direct,
+// pointwise and dot kernels and the reference write NHWC). pack-weights measures a head
+// it will fuse writing NHWC through the same check.
 #include "ops/registry.h"
 #include "passes/pass.h"
 
 namespace tern::passes {
 namespace {
-
-using ops::kResidualInput;  // FusedConv: X W B Z
 
 class FuseTranspose final : public NodeRule {
  public:
@@ -44,21 +40,7 @@ class FuseTranspose final : public NodeRule {
   bool legal(const Program& p, int n) const override {
     const ir::Node& node = p.graph.nodes[n];
     const int t = node.inputs[0];
-    const ir::Node& conv = p.graph.nodes[p.graph.values[t].producer];
-    if (string_attr(conv, "y_layout", "NCHW") != "NCHW") return false;
-    if (string_attr(conv, "weight_layout", "OIHW") == "winograd") return false;
-    if (string_attr(conv, "algorithm", "") == "depthwise") return false;
-    // The GEMM kernel (a conv from NCHW to NCHW: 1x1, or an implicit GEMM) has the
-    // pixels along its vectors and writes NCHW only; with NHWC the reference would run.
-    if (string_attr(conv, "algorithm", "") == "gemm") return false;
-    if (!p.types[t] || p.types[t]->shape.size() != 4) return false;
-    // A depthwise conv by its shape too (select-algorithm may be off): the reference
-    // would run it instead of the depthwise kernel.
-    const int64_t groups = int_attr(conv, "group", 1);
-    if (groups > 1 && groups == p.types[t]->shape[1]) return false;
-    if (conv.inputs.size() > kResidualInput && conv.inputs[kResidualInput] >= 0) return false;
-    if (conv.outputs.size() != 1 || conv.outputs[0] != t) return false;
-    return sole_consumer(p, t) == n;
+    return sole_consumer(p, t) == n && conv_writes_nhwc(p, p.graph.values[t].producer);
   }
 
   void rewrite(Program& p, int n, std::vector<bool>& dead) const override {

@@ -18,8 +18,9 @@
 //     (`--tune`, Program::tuning), a conv dot_tunable admits (kernels::dot_conv_candidate
 //     on the target's blocks, not covered by winograd; beyond the rule's dot convs, heads
 //     only) is measured as dot and as pointwise or direct on packed weights
-//     (passes/tune.h) and takes the layout of the faster, instead of dot_conv_preferred's
-//     rule, whose constants were fitted on one machine each.
+//     (passes/tune.h; a head fuse-transpose will make write NHWC writing NHWC) and takes
+//     the layout of the faster, instead of dot_conv_preferred's rule, whose constants
+//     were fitted on one machine each.
 //   - Gemm / tern.FusedGemm with transB = 1 and a known constant B [N, K]: B becomes the
 //     constant B^T [K, N] and transB = 0, so the kernel's inner loop runs along a
 //     contiguous row of N outputs (y_row += a_ik * b_row) instead of a dot product per
@@ -100,14 +101,14 @@ bool winograd_preferred(const ir::Node& conv, const kernels::ref::ConvParams& c,
 }
 
 // Whether --tune measures FusedConv `conv` (geometry `c`) as dot against the kernel with
-// output channels along the vectors, instead of following kernels::dot_conv_preferred:
-// kernels::dot_conv_candidate admits it, `block` is the target's lanes (so that both
-// kernels run, not a fallback), and winograd does not cover its packed weights (where it
-// does, the rule decides and select-algorithm tunes direct against winograd: each conv
-// is measured once, and winograd, which cannot write a head's NHWC output, is never timed
-// without the Transpose it keeps). Beyond the rule's own choices only detection heads (an
-// output the graph returns or an NHWC Transpose reads): a dot conv leaves
-// fuse-conv-chain's bands, which a layer timed alone does not show.
+// output channels along the vectors, instead of following kernels::dot_conv_preferred
+// (kernels::dot_conv_candidate is the necessary condition; this narrows it): `block` is
+// the target's lanes (so that both kernels run, not a fallback), and winograd does not
+// cover its packed weights (a 3x3 stride-1 conv: there the rule decides, and
+// select-algorithm then tunes direct against winograd, so that each conv is measured by
+// one pass only). Beyond the rule's own choices, only detection heads (an output the
+// graph returns or an NHWC Transpose reads): a dot conv leaves fuse-conv-chain's bands,
+// which a layer timed alone does not show.
 bool dot_tunable(const Program& p, const ir::Node& conv, const kernels::ref::ConvParams& c,
                  int64_t block) {
   if (!p.tuning.enabled || block != simd_float_lanes() || conv.outputs.empty() ||
@@ -127,29 +128,21 @@ bool dot_tunable(const Program& p, const ir::Node& conv, const kernels::ref::Con
          read_by_nhwc_transpose(p, y);
 }
 
-// --tune on a conv dot_tunable admits: whether the dot kernel measures faster than
-// "pointwise" or "direct" on packed weights, each run on its weights' layout
+// --tune on conv `n`, which dot_tunable admits: whether the dot kernel measures faster
+// than "pointwise" or "direct" on packed weights, each run on its weights' layout
 // (passes/tune.h; the choice cached). A head that fuse-transpose will make write NHWC
-// is measured writing NHWC: into NCHW the dot kernel stores each output alone, and
-// UltraFace's 128 -> 8 heads took 1.30 and 1.35 times the pointwise kernel's time there,
-// 0.67 and 0.93 into NHWC (`tern inspect --tune`, Zen 4, AVX-512).
+// (it runs, and conv_writes_nhwc) is measured writing NHWC, and cached under that context: into
+// NCHW the dot kernel stores each output alone, and UltraFace's 128 -> 8 heads took 1.30 and 1.35
+// times the pointwise kernel's time there, 0.67 and 0.93 into NHWC (`tern inspect
+// --tune`, Zen 4, AVX-512).
 bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t block) {
   const ir::Node& conv = p.graph.nodes[n];
   std::vector<ops::TensorType> types;
   for (int in : conv.inputs) types.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
   const bool pointwise = kernels::ref::pointwise_window(c);
-  const int y = conv.outputs[0];
-  const bool residual =
-      conv.inputs.size() > ops::kResidualInput && conv.inputs[ops::kResidualInput] >= 0;
-  const bool nhwc = string_attr(conv, "y_layout", "NCHW") == "NCHW" && !residual && p.types[y] &&
-                    p.types[y]->shape.size() == 4 && read_by_nhwc_transpose(p, y);
-  auto setup = [&](const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs,
-                   std::vector<ops::TensorType>& outputs) {
-    if (nhwc) {  // as fuse-transpose will: [N, M, H, W] -> [N, H, W, M]
-      const Shape s = outputs[0].shape;
-      outputs[0].shape = {s[0], s[2], s[3], s[1]};
-      set_string_attr(node, "y_layout", "NHWC");
-    }
+  const bool nhwc = p.runs_pass("fuse-transpose") && conv_writes_nhwc(p, n);
+  auto setup = [&](const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs) {
+    if (nhwc) set_string_attr(node, "y_layout", "NHWC");  // as fuse-transpose will
     const Tensor w = inputs[1];
     if (algorithm == "dot") {
       if (pointwise) return;  // OIHW rows
@@ -161,7 +154,8 @@ bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t bloc
     set_string_attr(node, "weight_layout", "packed");
     set_int_attr(node, "out_channels", w.dim(0));
   };
-  return tune_algorithm(p, n, types, {"dot", pointwise ? "pointwise" : "direct"}, setup) == "dot";
+  return tune_algorithm(p, n, types, {"dot", pointwise ? "pointwise" : "direct"}, setup,
+                        nhwc ? "y_layout=NHWC" : "") == "dot";
 }
 
 // pack()'s keys for the layouts that are not blocks.

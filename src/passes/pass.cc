@@ -7,6 +7,8 @@
 #include <limits>
 
 #include "ops/attrs.h"
+#include "ops/epilogue.h"
+#include "ops/registry.h"
 
 namespace tern::passes {
 
@@ -79,6 +81,23 @@ bool read_by_nhwc_transpose(const Program& p, int v) {
   if (t.op_type != "Transpose" || !t.domain.empty()) return false;
   auto perm = t.attrs.find("perm");
   return perm != t.attrs.end() && perm->second.ints == std::vector<int64_t>{0, 2, 3, 1};
+}
+
+bool conv_writes_nhwc(const Program& p, int n) {
+  const ir::Node& conv = p.graph.nodes[n];
+  if (conv.domain != ops::kInternalDomain || conv.op_type != "FusedConv") return false;
+  if (conv.outputs.size() != 1 || conv.outputs[0] < 0) return false;
+  const int y = conv.outputs[0];
+  if (!read_by_nhwc_transpose(p, y) || !p.types[y] || p.types[y]->shape.size() != 4) return false;
+  if (string_attr(conv, "y_layout", "NCHW") != "NCHW") return false;
+  if (conv.inputs.size() > ops::kResidualInput && conv.inputs[ops::kResidualInput] >= 0) {
+    return false;
+  }
+  if (string_attr(conv, "weight_layout", "OIHW") == "winograd") return false;
+  const std::string algorithm = string_attr(conv, "algorithm", "");
+  if (algorithm == "depthwise" || algorithm == "gemm") return false;
+  const int64_t groups = int_attr(conv, "group", 1);
+  return groups == 1 || groups != p.types[y]->shape[1];
 }
 
 bool rows_fill_vectors_better(int64_t width, int64_t channels, int64_t block) {

@@ -69,8 +69,16 @@ bool pointwise_one_group(const ir::Node& conv, const Shape& w);
 bool gemm_window(const ir::Node& conv, const Shape& w);
 
 /// Whether value `v`'s one reader is a Transpose with perm (0, 2, 3, 1) and `v` is no
-/// graph output: a conv writing `v` then writes NHWC itself (fuse-transpose).
+/// graph output: a conv writing `v` may then write NHWC itself (conv_writes_nhwc).
 bool read_by_nhwc_transpose(const Program& p, int v);
+
+/// Whether fuse-transpose, where it runs (Program::runs_pass), makes FusedConv node `conv`
+/// write NHWC (its legality, shared with the passes that plan for it): its one output is
+/// read_by_nhwc_transpose, 4-D and NCHW (y_layout "NCHW"); it has no residual input (its z would
+/// have to be NHWC too); and its kernel writes NHWC: not winograd weights, not depthwise (by its
+/// algorithm or its groups: the reference would run instead) and not the gemm algorithm (the pixels
+/// along the vectors: NCHW only). The direct, pointwise and dot kernels and the reference do.
+bool conv_writes_nhwc(const Program& p, int conv);
 
 /// Whether an output row of `width` pixels fills SIMD vectors of `block` lanes better
 /// than `channels` output channels fill blocks of `block` (width / (ceil(width / block) *

@@ -76,6 +76,7 @@ void check_pass_names(const std::vector<std::string>& names) {
 
 void run_pipeline(Program& p, const PipelineOptions& options) {
   check_pass_names(options.disabled);
+  p.disabled_passes = options.disabled;
   p.tuning.enabled = options.tune;
   if (options.tune)
     p.tuning.cache_path =
@@ -83,8 +84,7 @@ void run_pipeline(Program& p, const PipelineOptions& options) {
   std::vector<std::optional<ops::TensorType>> output_types;
   for (int v : p.graph.outputs) output_types.push_back(p.types[v]);
   for (const Pass* pass : all_passes()) {
-    const auto& off = options.disabled;
-    if (std::find(off.begin(), off.end(), pass->name()) != off.end()) continue;
+    if (!p.runs_pass(pass->name())) continue;
     const int changes = pass->run(p);
     if (options.verify) verify_program(p, output_types, pass->name());
     if (options.after_pass) options.after_pass(*pass, changes, p);

@@ -27,6 +27,10 @@ bool Program::is_graph_input(int v) const {
   return std::find(graph.inputs.begin(), graph.inputs.end(), v) != graph.inputs.end();
 }
 
+bool Program::runs_pass(const std::string& name) const {
+  return std::find(disabled_passes.begin(), disabled_passes.end(), name) == disabled_passes.end();
+}
+
 int Program::add_value(const std::string& base, std::optional<ops::TensorType> type) {
   std::string name = base;
   for (int k = 1; graph.find_value(name) >= 0; ++k) name = fmt::format("{}_{}", base, k);

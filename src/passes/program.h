@@ -42,8 +42,9 @@ struct BufferAssignment {
 /// `--tune` (SessionOptions::tune): select-algorithm measures the candidates of every
 /// node whose op offers several (Op::algorithm_candidates) and keeps the fastest, and
 /// pack-weights measures the dot kernel against the packed weights' kernels where its
-/// dot_tunable admits a conv (each node measured once); each choice cached in a JSON file by SIMD
-/// target, threads, op, input shapes and attributes.
+/// dot_tunable admits a conv (each node measured once, a head fuse-transpose will make
+/// write NHWC writing NHWC); each choice cached in a JSON file by SIMD target, threads,
+/// op, input shapes, attributes and that output layout (passes/tune.h).
 struct Tuning {
   bool enabled = false;
   std::string cache_path;  ///< "" = no cache file (measure every time)
@@ -87,6 +88,9 @@ struct Program {
   std::vector<ops::TensorType> input_types;
   ops::ExecContext ctx;
   int64_t max_tensor_bytes = int64_t{1} << 31;
+  /// The passes this compile skips (PipelineOptions::disabled): an earlier pass that
+  /// plans for a later one's rewrite asks runs_pass() first.
+  std::vector<std::string> disabled_passes;
 
   /// Node indices in execution order (producers first).
   std::vector<int> order() const { return graph.topological_order(); }
@@ -96,6 +100,8 @@ struct Program {
   bool is_graph_output(int v) const;
   /// True when `v` is one of the graph's inputs.
   bool is_graph_input(int v) const;
+  /// False when pass `name` is in disabled_passes.
+  bool runs_pass(const std::string& name) const;
   /// Adds a new intermediate value named after `base` (made unique) and returns it.
   int add_value(const std::string& base, std::optional<ops::TensorType> type);
   /// Makes every node that reads `from` read `to` instead.

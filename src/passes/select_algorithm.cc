@@ -81,7 +81,7 @@ class SelectAlgorithm final : public Pass {
   // A node copy and its inputs for a tuning run of `algorithm`: winograd reads the
   // transformed weights.
   static void setup_candidate(const std::string& algorithm, ir::Node& node,
-                              std::vector<Tensor>& inputs, std::vector<ops::TensorType>&) {
+                              std::vector<Tensor>& inputs) {
     if (algorithm != "winograd" || inputs.size() < 2 || !inputs[1].defined()) return;
     inputs[1] = kernels::ref::winograd_transform_weights(inputs[1]);
     set_string_attr(node, "weight_layout", "winograd");

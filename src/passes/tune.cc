@@ -50,10 +50,8 @@ double measure(const Program& p, int n, const std::vector<ops::TensorType>& type
       inputs.push_back(random_input(types[k], 17 + static_cast<uint32_t>(k)));
     }
   }
-  std::vector<ops::TensorType> out_types;
-  for (int v : node.outputs) out_types.push_back(*p.types[v]);
   set_string_attr(node, "algorithm", algorithm);
-  setup(algorithm, node, inputs, out_types);
+  setup(algorithm, node, inputs);
   const ops::OpSchema* schema = ops::OpRegistry::global().find(node.domain, node.op_type);
   TERN_CHECK(schema != nullptr, UnsupportedOpError, "node '{}': op '{}' is not registered",
              node.name, node.op_type);
@@ -61,6 +59,14 @@ double measure(const Program& p, int n, const std::vector<ops::TensorType>& type
                            static_cast<int>(node.outputs.size())};
   const std::unique_ptr<ops::Op> op =
       schema->create(ops::Attrs(node.attrs, fmt::format("{} '{}'", node.op_type, node.name)), ctx);
+  // The output types of the node as set up (an NHWC output has its own shape).
+  std::vector<ops::InferInput> infer_in(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k].defined()) continue;
+    infer_in[k] = {true, inputs[k].dtype(), inputs[k].shape(), &inputs[k]};
+  }
+  const std::vector<ops::TensorType> out_types =
+      ops::with_node_context(*op, [&] { return op->infer(infer_in); });
   std::vector<Tensor> outputs;
   for (const ops::TensorType& t : out_types) outputs.push_back(Tensor::empty(t.dtype, t.shape));
   auto run = [&] {
@@ -80,19 +86,24 @@ double measure(const Program& p, int n, const std::vector<ops::TensorType>& type
 
 }  // namespace
 
-std::string tune_key(const Program& p, int n, const std::vector<ops::TensorType>& types) {
+std::string tune_key(const Program& p, int n, const std::vector<ops::TensorType>& types,
+                     const std::string& context) {
   const ir::Node& node = p.graph.nodes[n];
   std::vector<std::string> shapes, attrs;
   for (const ops::TensorType& t : types) shapes.push_back(shape_str(t.shape));
   for (const auto& [name, a] : node.attrs)  // std::map: sorted by name
     if (name != "algorithm") attrs.push_back(fmt::format("{}={}", name, ir::attribute_text(a)));
-  return fmt::format("{}|threads {}|{}::{}|{}|{}", cpu_info().best_target, p.ctx.num_threads,
-                     node.domain, node.op_type, fmt::join(shapes, ","), fmt::join(attrs, ";"));
+  std::string key =
+      fmt::format("{}|threads {}|{}::{}|{}|{}", cpu_info().best_target, p.ctx.num_threads,
+                  node.domain, node.op_type, fmt::join(shapes, ","), fmt::join(attrs, ";"));
+  if (!context.empty()) key += "|" + context;
+  return key;
 }
 
 std::string tune_algorithm(Program& p, int n, const std::vector<ops::TensorType>& types,
-                           const std::vector<std::string>& candidates, const CandidateSetup& setup) {
-  const std::string key = tune_key(p, n, types);
+                           const std::vector<std::string>& candidates, const CandidateSetup& setup,
+                           const std::string& context) {
+  const std::string key = tune_key(p, n, types, context);
   if (!p.tuning.cache_path.empty()) {
     try {
       const nlohmann::json file = read_json_cache(cache_file(p));

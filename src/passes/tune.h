@@ -12,23 +12,29 @@
 
 namespace tern::passes {
 
-/// Adapts a copy of a node, its input tensors and its output types (the program's, to
-/// start with) to run candidate `algorithm` (sets attributes, replaces weights by the
-/// layout that algorithm reads, and may change an output's layout as a later pass would).
+/// Adapts a copy of a node and its input tensors to run candidate `algorithm`: sets
+/// attributes (also one a later pass would set, such as the NHWC output of
+/// fuse-transpose) and replaces weights by the layout that algorithm reads. The output
+/// types are inferred from the result (Op::infer).
 using CandidateSetup =
-    std::function<void(const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs,
-                       std::vector<ops::TensorType>& outputs)>;
+    std::function<void(const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs)>;
 
 /// The cache key of node `n` with input types `types`: SIMD target, threads, op type,
-/// physical input shapes and every attribute except "algorithm".
-std::string tune_key(const Program& p, int n, const std::vector<ops::TensorType>& types);
+/// physical input shapes, every attribute except "algorithm", and `context` (what the
+/// measurement assumes beyond the node, e.g. "y_layout=NHWC" for a head fuse-transpose
+/// will make write NHWC; "" for none), so that one measured otherwise is not reused.
+std::string tune_key(const Program& p, int n, const std::vector<ops::TensorType>& types,
+                     const std::string& context);
 
 /// The fastest of `candidates` (at least 2) for node `n` of `p`: from p.tuning's cache
-/// when it has the key, else measured (each candidate's op run once to warm up, then the
-/// median of 7 timed runs with p.ctx's threads) and written to the cache. Counts into
-/// p.tuning.measured / .cached; cache read or write failures go to p.tuning.warning (the
-/// choice is still made). Errors of the op itself propagate.
+/// when it has the key (tune_key with `context`), else measured (each candidate's op run
+/// once to warm up, then the median of 7 timed runs with p.ctx's threads, on `setup`'s
+/// node and inputs: the constants of `p`, random float32 values in [-1, 1) for the rest)
+/// and written to the cache. Counts into p.tuning.measured / .cached; cache read or write
+/// failures go to p.tuning.warning (the choice is still made). Errors of the op itself
+/// propagate.
 std::string tune_algorithm(Program& p, int n, const std::vector<ops::TensorType>& types,
-                           const std::vector<std::string>& candidates, const CandidateSetup& setup);
+                           const std::vector<std::string>& candidates, const CandidateSetup& setup,
+                           const std::string& context = "");
 
 }  // namespace tern::passes

@@ -416,6 +416,76 @@ TEST(PackWeights, TuneMeasuresTheDotKernelAgainstTheOthersOnHeads) {
   std::filesystem::remove_all(dir);
 }
 
+// --tune on heads in every position a head takes: pack-weights measures a head that
+// fuse-transpose will make write NHWC writing NHWC, and caches it under that context
+// (tune_key's "y_layout=NHWC"), so an answer measured into NCHW is never reused for it;
+// heads that keep NCHW (a graph output, a residual, a second reader, fuse-transpose off)
+// are measured and cached without it. 1x1 heads from 128 channels to 4, 5, 6 and 7,
+// told apart by their weights' shapes in the keys.
+TEST(PackWeights, TuneMeasuresEachHeadInTheLayoutItWillWrite) {
+  const int block = simd_float_lanes();
+  if (block < 8) GTEST_SKIP() << "no dot kernel on blocks of " << block;
+  ModelBuilder m;
+  m.input("x", {1, 3, 6, 7});
+  m.input("z", {1, 6, 6, 7});
+  for (const char* y : {"y4", "y5", "y6", "y7", "y7r"}) m.output(y);
+  m.initializer("w1", {128, 3, 3, 3}, weights(128 * 27, 1));
+  for (int64_t k : {4, 5, 6, 7}) {
+    m.initializer("w" + std::to_string(k) + "h", {k, 128, 1, 1}, weights(k * 128, k));
+  }
+  set_ints(m.node("Conv", {"x", "w1"}, {"a"}, "c1"), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"a"}, {"ar"}, "r1");
+  m.node("Conv", {"ar", "w4h"}, {"h4"}, "head4");  // read by its NHWC Transpose only
+  set_ints(m.node("Transpose", {"h4"}, {"y4"}, "t4"), "perm", {0, 2, 3, 1});
+  m.node("Conv", {"ar", "w5h"}, {"y5"}, "head5");  // a graph output
+  m.node("Conv", {"ar", "w6h"}, {"h6"}, "head6");  // a residual, then the Transpose
+  m.node("Add", {"h6", "z"}, {"s6"}, "add6");
+  set_ints(m.node("Transpose", {"s6"}, {"y6"}, "t6"), "perm", {0, 2, 3, 1});
+  m.node("Conv", {"ar", "w7h"}, {"h7"}, "head7");  // a second reader
+  set_ints(m.node("Transpose", {"h7"}, {"y7"}, "t7"), "perm", {0, 2, 3, 1});
+  m.node("Relu", {"h7"}, {"y7r"}, "r7");
+  const std::vector<ops::TensorType> types = {{DType::kFloat32, {1, 3, 6, 7}},
+                                              {DType::kFloat32, {1, 6, 6, 7}}};
+  const std::string dir = ::testing::TempDir() + "tern_tune_nhwc_" + std::to_string(::getpid());
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 6, 7}, 3)},
+                                          {"z", random_tensor({1, 6, 6, 7}, 4)}};
+  const std::vector<NamedTensor> plain = run_model(m, feeds, passes::pass_names());
+  for (const bool fuse : {true, false}) {
+    SCOPED_TRACE(fuse ? "fuse-transpose on" : "fuse-transpose off");
+    std::filesystem::remove_all(dir);
+    const std::string cache = dir + "/tune.json";
+    const std::vector<std::string> off =
+        fuse ? std::vector<std::string>{} : std::vector<std::string>{"fuse-transpose"};
+    const passes::Program p = compile(m, types, off, block, cache);
+    std::map<std::string, const ir::Node*> nodes;
+    for (const ir::Node& node : p.graph.nodes) nodes[node.name] = &node;
+    ASSERT_TRUE(nodes.count("head6"));
+    EXPECT_EQ(nodes.at("head6")->inputs.size(), 4u) << "the Add is head6's residual";
+    std::ifstream in(cache);
+    const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_FALSE(file.is_discarded());
+    std::map<std::string, std::string> key_of;  // head -> its cache key
+    for (const auto& [key, entry] : file["entries"].items()) {
+      for (int64_t k : {4, 5, 6, 7}) {
+        if (key.find(fmt::format("[{}, 128, 1, 1]", k)) != std::string::npos) {
+          key_of[fmt::format("head{}", k)] = key;
+        }
+      }
+    }
+    // Measured whatever the rule says: heads read by a Transpose or returned (head7 only
+    // where the rule gives it dot: its second reader makes it no head).
+    for (const char* head : {"head5", "head6"}) EXPECT_TRUE(key_of.count(head)) << head;
+    EXPECT_EQ(key_of.count("head4"), 1u) << "the rule gives 128 -> 4 dot on 8 and 16 lanes";
+    for (const auto& [head, key] : key_of) {
+      const bool nhwc = fuse && head == "head4";
+      EXPECT_EQ(key.ends_with("|y_layout=NHWC"), nhwc) << head << ": " << key;
+      EXPECT_EQ(nodes.at(head)->attrs.at("y_layout").s == "NHWC", nhwc) << head;
+    }
+    expect_outputs_near(tuned_session(m, cache, off).run(feeds), plain, 1e-4);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Through the whole pipeline: every FusedConv that assign-layout gives an NCHWc input or
 // output reads packed weights afterwards (and only those), for c = 4, 8, 16 and channel counts
 // that are not multiples of c; the results equal those without the pass. (Checked on a

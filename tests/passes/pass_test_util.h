@@ -48,10 +48,12 @@ inline passes::Program compile(const ModelBuilder& model,
 }
 
 /// A Session of `model` with --tune on and its cache at `tune_cache`, one thread (the
-/// cache's entries are per thread count), the passes verified.
-inline Session tuned_session(const ModelBuilder& model, const std::string& tune_cache) {
+/// cache's entries are per thread count), the passes in `disabled` off, the rest verified.
+inline Session tuned_session(const ModelBuilder& model, const std::string& tune_cache,
+                             const std::vector<std::string>& disabled = {}) {
   const std::string bytes = model.bytes();
   SessionOptions options;
+  options.disabled_passes = disabled;
   options.verify_passes = true;
   options.tune = true;
   options.tune_cache = tune_cache;

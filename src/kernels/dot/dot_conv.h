@@ -62,17 +62,18 @@ bool dot_conv_preferred(const ref::ConvParams& c, int64_t block);
 
 /// How far over the other kernels' estimate dot_conv_candidate still admits the dot
 /// kernel's: about the rule's own error. Its constants were fitted on one machine each
-/// (Zen 5, Zen 4, a Xeon), and on Zen 4 layers it kept from dot took 1.13 to 1.97 times
-/// the pointwise kernel's time with dot (AVX-512; 1.16 to 2.2 under AVX2), and one it
-/// sends to dot 0.46 to 0.90 (README.md).
+/// (Zen 5, Zen 4, a Xeon); on Zen 4 layers it keeps from dot took 1.13 to 1.97 times the
+/// pointwise kernel's time with dot (AVX-512; 1.16 to 2.2 under AVX2), and under AVX2
+/// heads it sends to dot took 0.46 to 0.90 of it (README.md).
 inline constexpr int64_t kDotCandidateFactor = 2;
 
-/// Whether `--tune` measures the dot kernel against the kernel with output channels along
-/// the vectors (pointwise, direct) on the 2-D conv `c` with one group, `block`-wide
+/// Whether `--tune` may measure the dot kernel against the kernel with output channels
+/// along the vectors (pointwise, direct) on the 2-D conv `c` with one group, `block`-wide
 /// vectors: where dot_conv_preferred holds, and where it does not but the conv has at
 /// most 2 blocks of outputs (the range the rule was fitted on) and the rule's estimate for
-/// the dot kernel is at most kDotCandidateFactor times the other's. passes/pack_weights.cc
-/// then keeps the layout of the kernel that measured faster.
+/// the dot kernel is at most kDotCandidateFactor times the other's. A necessary condition
+/// only: passes/pack_weights.cc (dot_tunable) narrows it (the target's own blocks, no
+/// winograd, beyond the rule only heads) and keeps the layout of the faster kernel.
 bool dot_conv_candidate(const ref::ConvParams& c, int64_t block);
 
 /// Work items of one image: tiles of consecutive pixels (4 with 32 vector registers:
