@@ -37,8 +37,8 @@ struct SessionOptions {
   /// on when tern itself is a debug build. Costs plan time only.
   bool verify_passes = false;
   /// Measure the candidate kernels of each layer that has several (direct and winograd
-  /// for 3x3 stride-1 convolutions; dot against pointwise or direct for the other
-  /// detection heads and the other convolutions the dot kernel's rule admits) when a plan
+  /// for 3x3 stride-1 convolutions; dot against pointwise or direct for detection heads
+  /// of other shapes and for the convolutions the dot kernel's rule admits) when a plan
   /// is built, and run the fastest.
   /// The choice is cached by SIMD target, threads, op, shapes, attributes and output
   /// layout in

@@ -32,6 +32,9 @@ nlohmann::json read_json_cache(const JsonCacheFile& f) {
   TERN_CHECK(!j.is_discarded(), IOError, "{} '{}' is corrupt: not valid JSON ({})", f.what,
              f.path, f.fix);
   const auto version = j.find("version");  // end() when j is no object
+  TERN_CHECK(version == j.end() || !version->is_number_integer() || *version == f.version, IOError,
+             "{} '{}' was written by another tern: version {}, this tern reads {} ({})", f.what,
+             f.path, version->dump(), f.version, f.fix);
   TERN_CHECK(version != j.end() && version->is_number_integer() && *version == f.version &&
                  j.contains("entries") && j["entries"].is_object(),
              IOError,

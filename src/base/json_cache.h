@@ -23,8 +23,8 @@ struct JsonCacheFile {
 };
 
 /// The file's contents, or null when the file does not exist. Throws IOError naming the
-/// file and `fix` when it cannot be read, is not JSON, or has another version or no
-/// "entries" object.
+/// file and `fix` when it cannot be read, is not JSON, has another version (written by
+/// another tern) or no "entries" object.
 nlohmann::json read_json_cache(const JsonCacheFile& f);
 
 /// Sets entries[key] = value in the file (created with its folder when missing; a corrupt

@@ -131,7 +131,7 @@ bool dot_tunable(const Program& p, const ir::Node& conv, const kernels::ref::Con
 // --tune on conv `n`, which dot_tunable admits: whether the dot kernel measures faster
 // than "pointwise" or "direct" on packed weights, each run on its weights' layout
 // (passes/tune.h; the choice cached). A head that fuse-transpose will make write NHWC
-// (it runs, and conv_writes_nhwc) is measured writing NHWC, and cached under that context: into
+// (nhwc_context) is measured writing NHWC, and cached under that context: into
 // NCHW the dot kernel stores each output alone, and UltraFace's 128 -> 8 heads took 1.30 and 1.35
 // times the pointwise kernel's time there, 0.67 and 0.93 into NHWC (`tern inspect
 // --tune`, Zen 4, AVX-512).
@@ -140,7 +140,11 @@ bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t bloc
   std::vector<ops::TensorType> types;
   for (int in : conv.inputs) types.push_back(in >= 0 ? *p.types[in] : ops::TensorType{});
   const bool pointwise = kernels::ref::pointwise_window(c);
-  const bool nhwc = p.runs_pass("fuse-transpose") && conv_writes_nhwc(p, n);
+  // Its later passes change no attribute conv_writes_nhwc reads here: select-algorithm
+  // sets no winograd, depthwise or gemm on a conv from NCHWc with one group that winograd
+  // does not cover (dot_tunable), so fuse-transpose decides as this does.
+  const std::string context = nhwc_context(p, n);
+  const bool nhwc = !context.empty();
   auto setup = [&](const std::string& algorithm, ir::Node& node, std::vector<Tensor>& inputs) {
     if (nhwc) set_string_attr(node, "y_layout", "NHWC");  // as fuse-transpose will
     const Tensor w = inputs[1];
@@ -154,8 +158,8 @@ bool tune_dot(Program& p, int n, const kernels::ref::ConvParams& c, int64_t bloc
     set_string_attr(node, "weight_layout", "packed");
     set_int_attr(node, "out_channels", w.dim(0));
   };
-  return tune_algorithm(p, n, types, {"dot", pointwise ? "pointwise" : "direct"}, setup,
-                        nhwc ? "y_layout=NHWC" : "") == "dot";
+  return tune_algorithm(p, n, types, {"dot", pointwise ? "pointwise" : "direct"}, setup, context) ==
+         "dot";
 }
 
 // pack()'s keys for the layouts that are not blocks.

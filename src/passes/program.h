@@ -88,8 +88,8 @@ struct Program {
   std::vector<ops::TensorType> input_types;
   ops::ExecContext ctx;
   int64_t max_tensor_bytes = int64_t{1} << 31;
-  /// The passes this compile skips (PipelineOptions::disabled): an earlier pass that
-  /// plans for a later one's rewrite asks runs_pass() first.
+  /// The passes this compile skips (PipelineOptions::disabled): --tune times a head
+  /// writing NHWC only where fuse-transpose runs (passes/tune.h, nhwc_context).
   std::vector<std::string> disabled_passes;
 
   /// Node indices in execution order (producers first).

@@ -13,7 +13,8 @@
 // "direct".
 // With tuning on (Program::tuning, `--tune`), a node whose op offers several candidates
 // (Op::algorithm_candidates: FusedConv's "direct" and "winograd") gets the one that
-// measures fastest on this machine (passes/tune.h), from the tune cache when it is known.
+// measures fastest on this machine (passes/tune.h), from the tune cache when it is known;
+// a head fuse-transpose will make write NHWC has direct timed writing NHWC (nhwc_context).
 // (Whether a conv runs the dot kernel is measured earlier, by pack-weights, which lays its
 // weights out for the winner.)
 // Always legal: every algorithm computes the same function (the tests check each kernel
@@ -55,7 +56,20 @@ class SelectAlgorithm final : public Pass {
       if (algo.empty()) continue;
       if (p.tuning.enabled) {
         const std::vector<std::string> candidates = p.ops[n]->algorithm_candidates(inputs);
-        if (candidates.size() > 1) algo = tune_algorithm(p, n, inputs, candidates, setup_candidate);
+        if (candidates.size() > 1) {
+          // A head fuse-transpose will make write NHWC: direct is timed writing NHWC, as it
+          // will run; winograd, which cannot, writes NCHW and keeps the Transpose, whose copy
+          // of the (small) head output is not timed.
+          const std::string context = nhwc_context(p, n);
+          auto setup = [&context](const std::string& algorithm, ir::Node& copy,
+                                  std::vector<Tensor>& in) {
+            if (!context.empty() && algorithm != "winograd") {
+              set_string_attr(copy, "y_layout", "NHWC");
+            }
+            setup_candidate(algorithm, copy, in);
+          };
+          algo = tune_algorithm(p, n, inputs, candidates, setup, context);
+        }
       }
       if (algo == "winograd" && !use_winograd_weights(p, node, transformed)) algo = "direct";
       auto it = node.attrs.find("algorithm");

@@ -16,12 +16,14 @@ namespace tern::passes {
 
 namespace {
 
-constexpr int kCacheVersion = 1;
+// 2: a head timed writing NHWC is keyed by that context (tune_key); version 1 files may
+// hold such answers under the plain key, which is now a head timed writing NCHW.
+constexpr int kCacheVersion = 2;
 constexpr int kTimedRuns = 7;
 
 JsonCacheFile cache_file(const Program& p) {
   return JsonCacheFile{p.tuning.cache_path, kCacheVersion, "tune cache",
-                       "delete it; the next --tune measures again"};
+                       "this --tune measures again and replaces it"};
 }
 
 // A float32 tensor of `type` with values uniform in [-1, 1) (any other dtype: zeros).
@@ -98,6 +100,12 @@ std::string tune_key(const Program& p, int n, const std::vector<ops::TensorType>
                   node.domain, node.op_type, fmt::join(shapes, ","), fmt::join(attrs, ";"));
   if (!context.empty()) key += "|" + context;
   return key;
+}
+
+const Pass& fuse_transpose_pass();  // pipeline.cc's accessors (src/passes/<name>.cc)
+
+std::string nhwc_context(const Program& p, int n) {
+  return p.runs_pass(fuse_transpose_pass().name()) && conv_writes_nhwc(p, n) ? "y_layout=NHWC" : "";
 }
 
 std::string tune_algorithm(Program& p, int n, const std::vector<ops::TensorType>& types,

@@ -26,6 +26,11 @@ using CandidateSetup =
 std::string tune_key(const Program& p, int n, const std::vector<ops::TensorType>& types,
                      const std::string& context);
 
+/// tune_algorithm's `context` for FusedConv node `n`: "y_layout=NHWC" where fuse-transpose
+/// runs (Program::runs_pass) and will make it write NHWC (conv_writes_nhwc), so that its
+/// candidates that can write NHWC are timed writing it, as they will run; "" otherwise.
+std::string nhwc_context(const Program& p, int n);
+
 /// The fastest of `candidates` (at least 2) for node `n` of `p`: from p.tuning's cache
 /// when it has the key (tune_key with `context`), else measured (each candidate's op run
 /// once to warm up, then the median of 7 timed runs with p.ctx's threads, on `setup`'s

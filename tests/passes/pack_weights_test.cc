@@ -17,6 +17,7 @@
 #include "kernels/ref_test_util.h"
 #include "kernels/reference/fused_conv.h"
 #include "pass_test_util.h"
+#include "support/test_env.h"
 
 namespace tern::test::pack_weights_test {
 namespace {
@@ -446,14 +447,13 @@ TEST(PackWeights, TuneMeasuresEachHeadInTheLayoutItWillWrite) {
   m.node("Relu", {"h7"}, {"y7r"}, "r7");
   const std::vector<ops::TensorType> types = {{DType::kFloat32, {1, 3, 6, 7}},
                                               {DType::kFloat32, {1, 6, 6, 7}}};
-  const std::string dir = ::testing::TempDir() + "tern_tune_nhwc_" + std::to_string(::getpid());
   const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 6, 7}, 3)},
                                           {"z", random_tensor({1, 6, 6, 7}, 4)}};
   const std::vector<NamedTensor> plain = run_model(m, feeds, passes::pass_names());
   for (const bool fuse : {true, false}) {
     SCOPED_TRACE(fuse ? "fuse-transpose on" : "fuse-transpose off");
-    std::filesystem::remove_all(dir);
-    const std::string cache = dir + "/tune.json";
+    const test::ScratchDir dir("tune_nhwc");
+    const std::string cache = dir.file("tune.json");
     const std::vector<std::string> off =
         fuse ? std::vector<std::string>{} : std::vector<std::string>{"fuse-transpose"};
     const passes::Program p = compile(m, types, off, block, cache);
@@ -483,7 +483,6 @@ TEST(PackWeights, TuneMeasuresEachHeadInTheLayoutItWillWrite) {
     }
     expect_outputs_near(tuned_session(m, cache, off).run(feeds), plain, 1e-4);
   }
-  std::filesystem::remove_all(dir);
 }
 
 // Through the whole pipeline: every FusedConv that assign-layout gives an NCHWc input or

@@ -13,6 +13,7 @@
 
 #include "base/cpu.h"
 #include "pass_test_util.h"
+#include "support/test_env.h"
 
 namespace tern::test::select_algorithm_test {
 namespace {
@@ -233,6 +234,56 @@ TEST(SelectAlgorithm, TuneMeasuresCandidatesAndFollowsTheCache) {
   EXPECT_NE(r.tuning.warning.find("is corrupt"), std::string::npos) << r.tuning.warning;
   EXPECT_FALSE(read_json(cache).is_discarded());  // replaced
   std::filesystem::remove_all(dir);
+}
+
+// --tune on a 3x3 stride-1 head (32 -> 40 channels, more than the dot kernel takes) read by
+// Transpose(0, 2, 3, 1): direct is timed writing NHWC, as fuse-transpose will make it
+// write, and the choice is cached under that context ("|y_layout=NHWC"); with
+// fuse-transpose off it is timed and cached without it. Each forced answer keeps the
+// results.
+TEST(SelectAlgorithm, TuneTimesAHeadInTheLayoutItWillWrite) {
+  if (cpu_info().best_target == "SCALAR") GTEST_SKIP() << "no fast kernels";
+  ModelBuilder m;
+  m.input("x", {1, 3, 8, 9});
+  m.output("y");
+  m.initializer("w1", {32, 3, 3, 3}, weights(32 * 27, 1));
+  m.initializer("w2", {40, 32, 3, 3}, weights(40 * 32 * 9, 2));
+  set_ints(m.node("Conv", {"x", "w1"}, {"a"}, "first"), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"a"}, {"ar"}, "relu");
+  set_ints(m.node("Conv", {"ar", "w2"}, {"h"}, "head"), "pads", {1, 1, 1, 1});
+  set_ints(m.node("Transpose", {"h"}, {"y"}, "nhwc"), "perm", {0, 2, 3, 1});
+  const std::vector<NamedTensor> feeds = {{"x", random_tensor({1, 3, 8, 9}, 4)}};
+  const std::vector<NamedTensor> plain = run_model(m, feeds, all_passes_except({}));
+  for (const bool fuse : {true, false}) {
+    SCOPED_TRACE(fuse ? "fuse-transpose on" : "fuse-transpose off");
+    const test::ScratchDir dir("tune_head");
+    const std::string cache = dir.file("tune.json");
+    const std::vector<std::string> off =
+        fuse ? std::vector<std::string>{} : std::vector<std::string>{"fuse-transpose"};
+    const passes::Program p =
+        compile(m, {{DType::kFloat32, {1, 3, 8, 9}}}, off, simd_float_lanes(), cache);
+    EXPECT_EQ(p.tuning.measured, 1);
+    nlohmann::json file = read_json(cache);
+    ASSERT_FALSE(file.is_discarded());
+    ASSERT_EQ(file["entries"].size(), 1u);
+    for (auto& [key, entry] : file["entries"].items()) {
+      EXPECT_EQ(key.ends_with("|y_layout=NHWC"), fuse) << key;
+      EXPECT_TRUE(entry["ms"].contains("direct") && entry["ms"].contains("winograd"));
+    }
+    for (const char* forced : {"direct", "winograd"}) {
+      SCOPED_TRACE(forced);
+      for (auto& [key, entry] : file["entries"].items()) entry["algorithm"] = forced;
+      write_json(cache, file);
+      const passes::Program q =
+          compile(m, {{DType::kFloat32, {1, 3, 8, 9}}}, off, simd_float_lanes(), cache);
+      EXPECT_EQ(q.tuning.cached, 1);
+      EXPECT_EQ(algorithms(q).at("head"), forced);
+      // Direct writes the Transpose's NHWC output itself; winograd keeps the Transpose.
+      const bool fused = fuse && std::string(forced) == "direct";
+      EXPECT_EQ(count_ops(q, "Transpose"), fused ? 0 : 1);
+      expect_outputs_near(tuned_session(m, cache, off).run(feeds), plain, 1e-4);
+    }
+  }
 }
 
 }  // namespace

@@ -159,8 +159,8 @@ void add_disable_pass_option(CLI::App& cmd, std::vector<std::string>& names) {
 void add_tune_option(CLI::App& cmd, bool& tune) {
   cmd.add_flag("--tune", tune,
                "Measure the candidate kernels of layers that have several (direct or winograd "
-               "for 3x3 stride-1 convolutions, dot or pointwise/direct for the other "
-               "detection heads) and run the fastest; cached in ~/.cache/tern/tune.json");
+               "for 3x3 stride-1 convolutions, dot or pointwise/direct for detection heads "
+               "of other shapes) and run the fastest; cached in ~/.cache/tern/tune.json");
 }
 
 void print_tuning(const char* label, const PlanInfo& plan) {
