@@ -122,13 +122,14 @@ std::string roofline_cache_key();
 /// The entry for `key` in the cache file at `path`. Returns false when the file does not
 /// exist or has no entry for `key`. An entry an older tern wrote has no cache figures
 /// (l2_bytes, l3_bytes and the points' l2 and l3 bandwidths stay 0: has_cache_figures()). Throws
-/// IOError naming the file when it cannot be read or is corrupt (not JSON, or an entry with
-/// missing, mistyped or out-of-range fields).
+/// IOError naming the file when it cannot be read, was written by another tern (another
+/// file version) or is corrupt (not JSON, or an entry with missing, mistyped or
+/// out-of-range fields).
 bool read_roofline_cache(const std::string& path, const std::string& key, Roofline* out);
 
 /// Stores `roofline` under `key` in the cache file at `path` (created with its folders;
-/// other keys' entries are kept, a corrupt file is replaced). Written to a temporary
-/// file and renamed, so readers never see half a file. Throws IOError when it cannot.
+/// other keys' entries are kept, a corrupt file or one of another version is replaced). Written to
+/// a temporary file and renamed, so readers never see half a file. Throws IOError when it cannot.
 void write_roofline_cache(const std::string& path, const std::string& key,
                           const Roofline& roofline);
 
@@ -159,9 +160,9 @@ inline constexpr int64_t kRooflineMaxL3SetBytes = int64_t{64} << 20;
 /// even without options.force; the new entry keeps each of its peak and DRAM figures that
 /// the new measurement falls far below (with a warning), and a quick measurement leaves
 /// an older full one as it is (returned, DRAM bounding every layer). A corrupt
-/// cache file is not an error here: the cache is derived data, so it is re-measured and
-/// replaced, and `source->warning` says so (as it does when the cache cannot be written).
-/// Throws only what measure_roofline() throws.
+/// cache file, or one of another version, is not an error here: the cache is derived data, so it is
+/// re-measured and replaced, and `source->warning` says so (as it does when the cache cannot be
+/// written). Throws only what measure_roofline() throws.
 Roofline load_or_measure_roofline(const RooflineOptions& options = {},
                                   RooflineSource* source = nullptr);
 

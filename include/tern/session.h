@@ -37,9 +37,10 @@ struct SessionOptions {
   /// on when tern itself is a debug build. Costs plan time only.
   bool verify_passes = false;
   /// Measure the candidate kernels of each layer that has several (direct and winograd
-  /// for 3x3 stride-1 convolutions; dot against pointwise or direct for detection heads
-  /// of other shapes and for the convolutions the dot kernel's rule admits) when a plan
-  /// is built, and run the fastest.
+  /// for 3x3 stride-1 convolutions; on 8- and 16-lane targets, dot against pointwise or
+  /// direct for detection heads of other shapes and for the other convolutions the dot
+  /// kernel's rule gives dot) when a plan is built, and run the fastest; a head that will
+  /// write NHWC (its Transpose folded in) is timed writing NHWC.
   /// The choice is cached by SIMD target, threads, op, shapes, attributes and output
   /// layout in
   /// `tune_cache` (default $XDG_CACHE_HOME/tern/tune.json or ~/.cache/tern/tune.json), so

@@ -14,7 +14,7 @@ namespace tern {
 std::string tern_cache_path(std::string_view name);
 
 /// A cache file's description for error messages: `what` names it ("roofline cache"),
-/// `fix` says how to recover ("delete it, or run `tern roofline --measure` ...").
+/// `fix` says how it is recovered ("`tern roofline --measure` replaces it").
 struct JsonCacheFile {
   std::string path;
   int version = 1;

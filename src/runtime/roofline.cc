@@ -260,7 +260,7 @@ Roofline from_json(const json& j, const std::string& path, const std::string& ke
 // The roofline cache file at `path`.
 JsonCacheFile cache_file(const std::string& path) {
   return JsonCacheFile{path, kCacheVersion, "roofline cache",
-                       "delete it, or run `tern roofline --measure` to replace it"};
+                       "`tern roofline --measure` replaces it"};
 }
 
 }  // namespace

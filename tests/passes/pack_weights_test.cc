@@ -2,10 +2,8 @@
 // [ceil(M/c), C/g, kH, kW, c] (c = 4, 8, 16, M not a multiple of c) and Gemm's transB
 // weights stored transposed; the structure after the pass, the packed byte count, and
 // the results before and after it; the nodes it must leave alone.
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -359,9 +357,8 @@ TEST(PackWeights, TuneMeasuresTheDotKernelAgainstTheOthersOnHeads) {
   set_ints(c3, "pads", {1, 1, 1, 1});
   set_ints(c3, "strides", {2, 2});
   set_ints(m.node("Transpose", {"h3"}, {"y3"}, "nhwc3"), "perm", {0, 2, 3, 1});
-  const std::string dir = ::testing::TempDir() + "tern_tune_dot_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  const std::string cache = dir + "/tune.json";
+  const test::ScratchDir dir("tune_dot");
+  const std::string cache = dir.file("tune.json");
   auto compile_tuned = [&] {
     return compile(m, {{DType::kFloat32, {1, 3, 6, 7}}}, {}, block, cache);
   };
@@ -414,7 +411,6 @@ TEST(PackWeights, TuneMeasuresTheDotKernelAgainstTheOthersOnHeads) {
               dot ? Shape({6, 3, 3, 128}) : Shape({1, 128, 3, 3, block}));
     expect_outputs_near(tuned_session(m, cache).run(feeds), plain, 1e-4);
   }
-  std::filesystem::remove_all(dir);
 }
 
 // --tune on heads in every position a head takes: pack-weights measures a head that

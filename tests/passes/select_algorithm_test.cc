@@ -5,9 +5,7 @@
 // kernel applies (a block that is not the target's vector width, groups that split a
 // block); a preset choice the op can run is kept; results are unchanged, also when a
 // winograd plan meets a SIMD target of another width (its reference twin runs).
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -184,9 +182,8 @@ void write_json(const std::string& path, const nlohmann::json& j) {
 // again with a warning and replaced; results stay those of the reference.
 TEST(SelectAlgorithm, TuneMeasuresCandidatesAndFollowsTheCache) {
   if (cpu_info().best_target == "SCALAR") GTEST_SKIP() << "no fast kernels";
-  const std::string dir = ::testing::TempDir() + "tern_tune_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  const std::string cache = dir + "/tune.json";
+  const test::ScratchDir dir("tune");
+  const std::string cache = dir.file("tune.json");
 
   passes::Program p = compile_tuned(cache);
   EXPECT_EQ(p.tuning.measured, 2);
@@ -233,7 +230,20 @@ TEST(SelectAlgorithm, TuneMeasuresCandidatesAndFollowsTheCache) {
   EXPECT_EQ(r.tuning.measured, 2);
   EXPECT_NE(r.tuning.warning.find("is corrupt"), std::string::npos) << r.tuning.warning;
   EXPECT_FALSE(read_json(cache).is_discarded());  // replaced
-  std::filesystem::remove_all(dir);
+
+  // A cache another tern wrote (version 1 keyed NHWC-timed heads like NCHW ones): its
+  // entries are not used; measured again with a warning that says so, and replaced.
+  file = read_json(cache);
+  ASSERT_FALSE(file.is_discarded());
+  const int version = file["version"];
+  file["version"] = version - 1;
+  write_json(cache, file);
+  passes::Program s = compile_tuned(cache);
+  EXPECT_EQ(s.tuning.measured, 2);
+  EXPECT_EQ(s.tuning.cached, 0);
+  EXPECT_NE(s.tuning.warning.find("written by another tern"), std::string::npos)
+      << s.tuning.warning;
+  EXPECT_EQ(read_json(cache)["version"], version);
 }
 
 // --tune on a 3x3 stride-1 head (32 -> 40 channels, more than the dot kernel takes) read by

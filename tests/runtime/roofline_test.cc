@@ -406,20 +406,27 @@ TEST(RooflineCache, LoadOrMeasureReadsTheCacheAndForceMeasures) {
   EXPECT_DOUBLE_EQ(stored.points[0].gflops, r.points[0].gflops);
 }
 
+// A corrupt file, and one another tern wrote (another version), are measured again with
+// a warning that says which, and replaced.
 TEST(RooflineCache, CorruptCacheIsRemeasuredWithAWarning) {
-  test::ScratchDir dir("roofline");
-  RooflineOptions options;
-  options.quick = true;
-  options.cache_path = dir.file("roofline.json");
-  test::write_bytes(options.cache_path, "{ this is not json");
-  RooflineSource source;
-  const Roofline r = load_or_measure_roofline(options, &source);
-  EXPECT_FALSE(source.from_cache);
-  EXPECT_THAT(source.warning, HasSubstr("corrupt"));
-  EXPECT_THAT(source.warning, HasSubstr("re-measured"));
-  Roofline stored;
-  ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
-  EXPECT_EQ(stored.points.size(), r.points.size());
+  for (const auto& [text, message] :
+       {std::pair<std::string, std::string>{"{ this is not json", "corrupt"},
+        {"{\"version\": 99, \"entries\": {}}", "written by another tern: version 99"}}) {
+    SCOPED_TRACE(text);
+    test::ScratchDir dir("roofline");
+    RooflineOptions options;
+    options.quick = true;
+    options.cache_path = dir.file("roofline.json");
+    test::write_bytes(options.cache_path, text);
+    RooflineSource source;
+    const Roofline r = load_or_measure_roofline(options, &source);
+    EXPECT_FALSE(source.from_cache);
+    EXPECT_THAT(source.warning, HasSubstr(message));
+    EXPECT_THAT(source.warning, HasSubstr("re-measured"));
+    Roofline stored;
+    ASSERT_TRUE(read_roofline_cache(options.cache_path, roofline_cache_key(), &stored));
+    EXPECT_EQ(stored.points.size(), r.points.size());
+  }
 }
 
 TEST(RooflineMeasure, QuickMeasurementCoversEveryThreadCount) {
