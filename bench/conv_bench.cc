@@ -113,9 +113,10 @@ class TargetReporter : public LayerReporter {
 // What bounds a layer below the FMA peak whatever its kernel does, for the target's list
 // ("" when nothing does): output channels that fill only part of the vector lanes their
 // FMAs take, when below 90 % (kernels that put output channels in the lanes: not "dot"; a
-// last block of at most half a vector counts half a vector, as the pointwise and NCHW-input
-// tiles run it on half-width FMAs, which AMD Zen 4 runs at twice the rate: M/N bounds them
-// there, and the kernels that keep full vectors for it lower still), and one output pixel, where
+// last block of at most half a vector counts half a vector, as the NCHW-input tiles run it
+// on half-width FMAs, which AMD Zen 4 runs at twice the rate, and the pointwise tile on full
+// vectors of input-channel pairs, two lanes per output: M/N bounds them, and the kernels
+// that keep full vectors for it lower still), and one output pixel, where
 // the layer is a matrix-vector product: each weight vector loaded feeds one FMA, so the cache level
 // the weights come from bounds it (L1 loads one 512-bit vector per cycle on Zen 4, as many as it
 // runs FMAs; L2 fewer). Weights larger than L1 come from the level the roofline names for their

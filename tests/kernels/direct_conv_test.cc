@@ -466,5 +466,76 @@ TEST(DirectConv, BorderColumnsAddAlikeWhateverTheSplit) {
   });
 }
 
+// A pointwise layer whose last output block holds at most half a vector runs that block
+// on pairs of input channels (PointwisePairTile), in full tiles and in its row's tail
+// alike: the pixels that a 1 x 13 image computes in its tail (12 full-tile pixels, then 1)
+// and a 1 x 24 image in full tiles give the same bits from the same inputs (the other
+// tiles' short tails alternate copies of their sums: not so there). Half blocks alone
+// (c/2 and c/2 - 1 channels) and after full ones, an odd channel count (its last channel
+// alone), a residual and an NCHW output.
+TEST(DirectConv, PointwiseHalfBlocksAddAlikeInAnyTile) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    struct Shape {
+      int64_t c_in, c_out, y_block;
+      bool residual;
+    };
+    const int64_t h = c / 2;  // the most channels a half block holds
+    for (const Shape& sh : {Shape{2 * c + 3, h, 0, false}, Shape{c + 2, c + h, 0, true},
+                            Shape{c - 1, h - 1, 1, false}, Shape{3 * c, 2 * c + h, 0, false}}) {
+      const int64_t narrow = 13, wide = 24;
+      std::vector<float> outs[2];
+      const std::vector<float> values = test::random_floats(sh.c_in * wide, 31);
+      const std::vector<float> z_values = test::random_floats(sh.c_out * wide, 32);
+      const Tensor w = Tensor::from_vector(test::random_floats(sh.c_out * sh.c_in, 33),
+                                           {sh.c_out, sh.c_in, 1, 1});
+      const Tensor packed = kernels::ref::pack_conv_weights(w, c);
+      const std::vector<float> bias = test::random_floats(sh.c_out, 34);
+      for (int v = 0; v < 2; ++v) {
+        NchwcConvCase t;
+        t.c_in = sh.c_in;
+        t.c_out = sh.c_out;
+        t.k = 1;
+        t.w = v == 0 ? narrow : wide;
+        t.y_block = sh.y_block;
+        t.residual = sh.residual;
+        t.activation = kernels::ref::Activation::kRelu;
+        SCOPED_TRACE(t.str());
+        run_direct(t, c, 3000 + v);  // against the reference
+        const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+        // Channel-major [C, W] of the first t.w columns, then blocked.
+        auto columns = [&](const std::vector<float>& all, int64_t channels) {
+          std::vector<float> out;
+          for (int64_t ch = 0; ch < channels; ++ch)
+            out.insert(out.end(), all.begin() + ch * wide, all.begin() + ch * wide + t.w);
+          return out;
+        };
+        const std::vector<float> x =
+            test::to_blocked(columns(values, t.c_in), t.c_in, t.w, c, 0.0f);
+        std::vector<float> z = columns(z_values, t.c_out);
+        if (t.y_block == 0) z = test::to_blocked(z, t.c_out, t.w, c, 0.0f);
+        const size_t y_size =
+            static_cast<size_t>(t.y_block == 0 ? (t.c_out + c - 1) / c * c * t.w : t.c_out * t.w);
+        std::vector<float> y = t.residual ? z : std::vector<float>(y_size, 0.0f);
+        kernels::f32_direct_conv(p, x.data(), packed.data<float>(), bias.data(),
+                                 t.residual ? z.data() : nullptr, y.data(), 0,
+                                 kernels::direct_conv_work(p).items());
+        outs[v] = y;
+      }
+      // The narrow image's pixels, in both.
+      const int64_t planes = sh.y_block == 0 ? (sh.c_out + c - 1) / c : sh.c_out;
+      const int64_t lanes = sh.y_block == 0 ? c : 1;
+      for (int64_t pl = 0; pl < planes; ++pl) {
+        for (int64_t px = 0; px < narrow * lanes; ++px) {
+          const float a = outs[0][pl * narrow * lanes + px], b = outs[1][pl * wide * lanes + px];
+          ASSERT_EQ(0, std::memcmp(&a, &b, sizeof a))
+              << "plane " << pl << " float " << px << ": " << a << " vs " << b << " (C " << sh.c_in
+              << ", M " << sh.c_out << ")";
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 }  // namespace tern

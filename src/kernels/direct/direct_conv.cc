@@ -6,6 +6,8 @@
 // Border pixels (whose taps reach the padding) skip those taps, in tiles of consecutive
 // pixels that skip the same ones; in chunks of 4 blocks, in column tiles of one border
 // column's rows instead (ColumnBorder).
+#include <cstring>
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/direct/direct_conv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -236,7 +238,8 @@ HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
 // half-width vectors (TapStepHalf), its sums widened (upper lanes 0) before the epilogue
 // or a pass's store. Row runs it for the interior tiles of an NCHW input: the first
 // layers at stride 2 (RetinaFace's 3 -> 8), ppocr's 96 -> 24 at stride 1 (the full tiles
-// and NchwTailN's); and PointwiseTile has it too (README.md, "Half blocks").
+// and NchwTailN's). PointwiseTile's kHalf is PointwisePairTile instead (README.md, "Half
+// blocks").
 template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false, bool kHalf = false>
 HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                            const Span& sp) {
@@ -407,6 +410,107 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR  // the tiles never run there (DirectConv)
+// PointwisePairTile's lane tables: lane i of the interleaved pair weights takes lane
+// i / 2 of channel (i & 1)'s weights (order, for TableLookupLanes over [w_l | w_l+1]),
+// and the even lanes (1) where a lone last channel goes.
+struct PairLanes {
+  alignas(64) int32_t order[kLanes];
+  alignas(64) float even[kLanes];
+};
+constexpr PairLanes MakePairLanes() {
+  PairLanes t{};
+  for (int i = 0; i < kLanes; ++i) {
+    t.order[i] = (i & 1) * (kLanes / 2) + i / 2;
+    t.even[i] = (i & 1) ? 0.0f : 1.0f;
+  }
+  return t;
+}
+alignas(64) constexpr PairLanes kPairLanes = MakePairLanes();
+
+// PointwisePairTile's step: input channels l and l + 1 (kPair; l alone otherwise, its
+// partner's lanes 0) at xs (pixel r at xs + r * c), weights ws (channel l + 1's at ws + c):
+// the full blocks channel by channel, then the half block on the pair.
+template <int B, int R, bool kPair, class D, class V, class I, class M>
+HWY_INLINE void PairStep(D d, V (&acc)[B][R], const float* xs, const float* ws, int64_t wob,
+                         I interleave, M even) {
+  constexpr int kFull = B - 1;
+  constexpr int64_t c = kLanes;
+  HWY_UNROLL(2) for (int j = 0; j < (kPair ? 2 : 1); ++j) {
+    if constexpr (kFull > 0) {
+      V wv[kFull];
+      HWY_UNROLL(16) for (int b = 0; b < kFull; ++b) wv[b] = hn::LoadU(d, ws + j * c + b * wob);
+      HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+        const V xv = hn::Set(d, xs[r * c + j]);
+        HWY_UNROLL(16) for (int b = 0; b < kFull; ++b) acc[b][r] = hn::MulAdd(wv[b], xv, acc[b][r]);
+      }
+    }
+  }
+  const V w0 = hn::LoadU(d, ws + kFull * wob);
+  const V w1 = kPair ? hn::LoadU(d, ws + c + kFull * wob) : hn::Zero(d);
+  const V wp = hn::TableLookupLanes(hn::ConcatLowerLower(d, w1, w0), interleave);
+  const hn::Repartition<uint64_t, D> d64;
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+    V xp;
+    if constexpr (kPair) {
+      uint64_t bits;  // x[l] and x[l + 1], adjacent
+      std::memcpy(&bits, xs + r * c, sizeof bits);
+      xp = hn::BitCast(d, hn::Set(d64, bits));
+    } else {
+      xp = hn::IfThenElseZero(even, hn::Set(d, xs[r * c]));
+    }
+    acc[kFull][r] = hn::MulAdd(wp, xp, acc[kFull][r]);
+  }
+}
+
+// PointwiseTile with a last block of at most half a vector of output channels (kHalf):
+// the B - 1 full blocks as PointwiseTile's (channel by channel, TapStep's order), and the
+// half block's h <= c/2 outputs on full vectors of channel pairs: lanes 2j and 2j + 1 hold
+// output j's sums over the even and the odd input channels. Per pixel and channel pair
+// one 64-bit broadcast (x[l], x[l + 1], which are adjacent in NCHWc) and one full-width
+// FMA, where half-width FMAs take two broadcasts and two FMAs: on AMD Zen 5 and Intel, a
+// 256-bit FMA takes an FMA port's slot as a 512-bit one does, so that block ran at half
+// the peak. The pair's weights are interleaved once per tile (a lane permute), and each
+// pixel's two sums added at the end (even + odd) and packed into the lower lanes (the
+// upper ones 0, as the padded output channels). Every pixel of such a layer goes through
+// this tile (Row's pointwise tail too), so that it adds alike in any tile; its rounding
+// differs from the reference's channel order by the one extra addition.
+template <int B, int R>
+HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int64_t c = kLanes;
+  constexpr int kFull = B - 1;
+  V acc[B][R];
+  StartSums(d, acc);
+  const int64_t wob = k.w_ob_stride;
+  const float* x = k.x + pix0 * c;
+  const float* w = k.w + ob0 * wob;  // packed [ob][ic][c]
+  const auto interleave = hn::SetTableIndices(d, kPairLanes.order);
+  const auto even = hn::Gt(hn::Load(d, kPairLanes.even), hn::Zero(d));
+  const int64_t whole = k.cg / c;
+  for (int64_t cb = 0; cb < whole; ++cb) {
+    const float* xs = x + cb * k.x_cb_stride;
+    const float* ws = w + cb * c * c;
+    for (int l = 0; l < c; l += 2)
+      PairStep<B, R, true>(d, acc, xs + l, ws + l * c, wob, interleave, even);
+  }
+  const float* xs = x + whole * k.x_cb_stride;
+  const float* ws = w + whole * c * c;
+  const int64_t rest = k.cg - whole * c;
+  int64_t l = 0;
+  for (; l + 1 < rest; l += 2)
+    PairStep<B, R, true>(d, acc, xs + l, ws + l * c, wob, interleave, even);
+  if (l < rest) PairStep<B, R, false>(d, acc, xs + l, ws + l * c, wob, interleave, even);
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+    const V sums = hn::Add(acc[kFull][r], hn::Reverse2(d, acc[kFull][r]));
+    acc[kFull][r] = hn::ConcatEven(d, hn::Zero(d), sums);
+  }
+  AddBias(d, k, ob0, acc);
+  StoreBlocks<true>(d, k.out, ob0, pix0, acc);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
 // A pointwise tile (1x1, stride 1, no padding, NCHWc input) whose input channels are
 // one cache pass (sp.first and sp.last: a pointwise layer's pass is a quarter of L2,
 // pass_channels; 1024 input channels for 4 output blocks on a 1 MiB L2): B blocks x R pixels from
@@ -415,9 +519,14 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
 // input channel 0's products start them (the FMAs into StartSums' -0), the bias comes after the
 // FMAs (AddBias). In f32_direct_conv (2 x 12 tiles, 16 and 32 input channels) this tile took 0.90
 // and 0.93 of TileImpl's time; UltraFace, RetinaFace and MobileNetV2 0.97 to 0.99 of theirs. kHalf:
-// as TileImpl's (block B - 1 on half-width vectors).
+// PointwisePairTile (block B - 1 on pairs of input channels), for every pixel of the layer.
 template <int B, int R, bool kHalf = false>
 HWY_INLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kHalf) {
+    return PointwisePairTile<B, R>(k, ob0, pix0);
+  }
+#endif
   const hn::ScalableTag<float> d;
   const hn::Half<decltype(d)> dh;
   using V = hn::Vec<decltype(d)>;
@@ -467,6 +576,16 @@ HWY_INLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
 template <int B, int R, bool kHalf = false>
 HWY_NOINLINE void PointwiseTiles(const Direct& k, int64_t ob0, int64_t pix0, int64_t count) {
   for (int64_t t = 0; t < count; ++t) PointwiseTile<B, R, kHalf>(k, ob0, pix0 + t * R);
+}
+
+// The last n < kTileMaxPixels<B> pixels of a run of PointwisePairTiles, as one such tile
+// of n pixels (PointwisePairTile: every pixel of the layer adds alike).
+template <int B, int R = 1>
+HWY_NOINLINE void PointwisePairTail(const Direct& k, int64_t ob0, int64_t pix0, int64_t n) {
+  if constexpr (HWY_TARGET != HWY_SCALAR && R < kTileMaxPixels<B>) {
+    if (n == R) return PointwisePairTile<B, R>(k, ob0, pix0);
+    PointwisePairTail<B, R + 1>(k, ob0, pix0, n);
+  }
 }
 
 // One output pixel of an NCHW input whose 3x3 window (no dilation, every row inside the
@@ -676,10 +795,13 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
       const int64_t tiles = (ib - o) / kR;
       if (half) {
         PointwiseTiles<B, kR, true>(k, ob0, oh * k.ow + o, tiles);
+        o += tiles * kR;
+        if (o < ib) PointwisePairTail<B>(k, ob0, oh * k.ow + o, ib - o);
+        o = ib;
       } else {
         PointwiseTiles<B, kR>(k, ob0, oh * k.ow + o, tiles);
+        o += tiles * kR;
       }
-      o += tiles * kR;
     }
     if (half)
       for (; o + kR <= ib; o += kR) Tile<B, kR, kLanes, true>(k, ob0, g, oh, o, sp);
