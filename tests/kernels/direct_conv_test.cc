@@ -468,8 +468,8 @@ TEST(DirectConv, BorderColumnsAddAlikeWhateverTheSplit) {
 
 // A pointwise layer whose last output block holds at most half a vector runs that block
 // on pairs of input channels (PointwisePairTile), in full tiles and in its row's tail
-// alike: the pixels that a 1 x 13 image computes in its tail (12 full-tile pixels, then 1)
-// and a 1 x 24 image in full tiles give the same bits from the same inputs (the other
+// alike: pixel 12, a 1-pixel tail of a 1 x 13 image and inside a full tile of a 1 x 24
+// one, gives the same bits from the same inputs, as do the pixels before it (the other
 // tiles' short tails alternate copies of their sums: not so there). Half blocks alone
 // (c/2 and c/2 - 1 channels) and after full ones, an odd channel count (its last channel
 // alone), a residual and an NCHW output.

@@ -238,8 +238,8 @@ HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
 // half-width vectors (TapStepHalf), its sums widened (upper lanes 0) before the epilogue
 // or a pass's store. Row runs it for the interior tiles of an NCHW input: the first
 // layers at stride 2 (RetinaFace's 3 -> 8), ppocr's 96 -> 24 at stride 1 (the full tiles
-// and NchwTailN's). PointwiseTile's kHalf is PointwisePairTile instead (README.md, "Half
-// blocks").
+// and NchwTailN's), and for the full tiles of a dense NCHWc row outside one cache pass.
+// PointwiseTile's kHalf is PointwisePairTile instead (README.md, "Half blocks").
 template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false, bool kHalf = false>
 HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                            const Span& sp) {
@@ -431,9 +431,9 @@ alignas(64) constexpr PairLanes kPairLanes = MakePairLanes();
 // PointwisePairTile's step: input channels l and l + 1 (kPair; l alone otherwise, its
 // partner's lanes 0) at xs (pixel r at xs + r * c), weights ws (channel l + 1's at ws + c):
 // the full blocks channel by channel, then the half block on the pair.
-template <int B, int R, bool kPair, class D, class V, class I, class M>
+template <int B, int R, bool kPair, class D, class V, class I>
 HWY_INLINE void PairStep(D d, V (&acc)[B][R], const float* xs, const float* ws, int64_t wob,
-                         I interleave, M even) {
+                         I interleave) {
   constexpr int kFull = B - 1;
   constexpr int64_t c = kLanes;
   HWY_UNROLL(2) for (int j = 0; j < (kPair ? 2 : 1); ++j) {
@@ -457,7 +457,8 @@ HWY_INLINE void PairStep(D d, V (&acc)[B][R], const float* xs, const float* ws, 
       std::memcpy(&bits, xs + r * c, sizeof bits);
       xp = hn::BitCast(d, hn::Set(d64, bits));
     } else {
-      xp = hn::IfThenElseZero(even, hn::Set(d, xs[r * c]));
+      xp = hn::IfThenElseZero(hn::Gt(hn::Load(d, kPairLanes.even), hn::Zero(d)),
+                              hn::Set(d, xs[r * c]));
     }
     acc[kFull][r] = hn::MulAdd(wp, xp, acc[kFull][r]);
   }
@@ -472,9 +473,9 @@ HWY_INLINE void PairStep(D d, V (&acc)[B][R], const float* xs, const float* ws, 
 // 256-bit FMA takes an FMA port's slot as a 512-bit one does, so that block ran at half
 // the peak. The pair's weights are interleaved once per tile (a lane permute), and each
 // pixel's two sums added at the end (even + odd) and packed into the lower lanes (the
-// upper ones 0, as the padded output channels). Every pixel of such a layer goes through
-// this tile (Row's pointwise tail too), so that it adds alike in any tile; its rounding
-// differs from the reference's channel order by the one extra addition.
+// upper ones 0, as the padded output channels). In a layer of one cache pass every pixel
+// goes through this tile (Row's pointwise tail too, PointwisePairTail), so that it adds
+// alike in any tile; the even/odd split reassociates the reference's channel-order sum.
 template <int B, int R>
 HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
@@ -487,21 +488,19 @@ HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const float* x = k.x + pix0 * c;
   const float* w = k.w + ob0 * wob;  // packed [ob][ic][c]
   const auto interleave = hn::SetTableIndices(d, kPairLanes.order);
-  const auto even = hn::Gt(hn::Load(d, kPairLanes.even), hn::Zero(d));
   const int64_t whole = k.cg / c;
   for (int64_t cb = 0; cb < whole; ++cb) {
     const float* xs = x + cb * k.x_cb_stride;
     const float* ws = w + cb * c * c;
     for (int l = 0; l < c; l += 2)
-      PairStep<B, R, true>(d, acc, xs + l, ws + l * c, wob, interleave, even);
+      PairStep<B, R, true>(d, acc, xs + l, ws + l * c, wob, interleave);
   }
   const float* xs = x + whole * k.x_cb_stride;
   const float* ws = w + whole * c * c;
   const int64_t rest = k.cg - whole * c;
   int64_t l = 0;
-  for (; l + 1 < rest; l += 2)
-    PairStep<B, R, true>(d, acc, xs + l, ws + l * c, wob, interleave, even);
-  if (l < rest) PairStep<B, R, false>(d, acc, xs + l, ws + l * c, wob, interleave, even);
+  for (; l + 1 < rest; l += 2) PairStep<B, R, true>(d, acc, xs + l, ws + l * c, wob, interleave);
+  if (l < rest) PairStep<B, R, false>(d, acc, xs + l, ws + l * c, wob, interleave);
   HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
     const V sums = hn::Add(acc[kFull][r], hn::Reverse2(d, acc[kFull][r]));
     acc[kFull][r] = hn::ConcatEven(d, hn::Zero(d), sums);
@@ -524,49 +523,49 @@ template <int B, int R, bool kHalf = false>
 HWY_INLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
 #if HWY_TARGET != HWY_SCALAR
   if constexpr (kHalf) {
-    return PointwisePairTile<B, R>(k, ob0, pix0);
-  }
+    PointwisePairTile<B, R>(k, ob0, pix0);
+  } else
 #endif
-  const hn::ScalableTag<float> d;
-  const hn::Half<decltype(d)> dh;
-  using V = hn::Vec<decltype(d)>;
-  using VH = hn::Vec<decltype(dh)>;
-  constexpr int64_t c = kLanes;
-  V acc[B][R];
-  VH hacc[R];
-  const int64_t wob = k.w_ob_stride;
-  const float* x = k.x + pix0 * c;
-  const float* w = k.w + ob0 * k.w_ob_stride;  // packed [ob][ic][c]
-  const int64_t whole = k.cg / c;
-  int64_t tail0 = 0;  // the partial block's first channel to compute
-  if (k.cg == 1) {
-    // One channel: its products would meet the bias add directly, which GCC may contract
-    // into one FMA (-ffp-contract=fast), rounded once where TileImpl rounds twice.
-    StartSums(d, acc);
-    HWY_UNROLL(16) for (int r = 0; r < R; ++r) hacc[r] = hn::Set(dh, -0.0f);
-  } else {
-    // Input channel 0's products start the sums (TapStep's kFirst): with the 24 moves of
-    // StartSums' -0 instead, a standalone 2 x 12 loop took 1.07 times as long.
-    TileTap<kHalf, B, R, true>(d, dh, acc, hacc, x, c, w, wob);
-    if (whole > 0) {
-      for (int l = 1; l < c; ++l) TileTap<kHalf>(d, dh, acc, hacc, x + l, c, w + l * c, wob);
+  {
+    const hn::ScalableTag<float> d;
+    const hn::Half<decltype(d)> dh;  // TileTap's, unused (no half block here)
+    using V = hn::Vec<decltype(d)>;
+    using VH = hn::Vec<decltype(dh)>;
+    constexpr int64_t c = kLanes;
+    V acc[B][R];
+    [[maybe_unused]] VH hacc[R];
+    const int64_t wob = k.w_ob_stride;
+    const float* x = k.x + pix0 * c;
+    const float* w = k.w + ob0 * k.w_ob_stride;  // packed [ob][ic][c]
+    const int64_t whole = k.cg / c;
+    int64_t tail0 = 0;  // the partial block's first channel to compute
+    if (k.cg == 1) {
+      // One channel: its products would meet the bias add directly, which GCC may contract
+      // into one FMA (-ffp-contract=fast), rounded once where TileImpl rounds twice.
+      StartSums(d, acc);
     } else {
-      tail0 = 1;
+      // Input channel 0's products start the sums (TapStep's kFirst): with the 24 moves of
+      // StartSums' -0 instead, a standalone 2 x 12 loop took 1.07 times as long.
+      TileTap<false, B, R, true>(d, dh, acc, hacc, x, c, w, wob);
+      if (whole > 0) {
+        for (int l = 1; l < c; ++l) TileTap<false>(d, dh, acc, hacc, x + l, c, w + l * c, wob);
+      } else {
+        tail0 = 1;
+      }
     }
+    for (int64_t cb = 1; cb < whole; ++cb) {
+      const float* xs = x + cb * k.x_cb_stride;
+      const float* ws = w + cb * c * c;
+      for (int l = 0; l < c; ++l) TileTap<false>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
+    }
+    const float* xs = x + whole * k.x_cb_stride;
+    const float* ws = w + whole * c * c;
+    for (int64_t l = tail0; l < k.cg - whole * c; ++l) {
+      TileTap<false>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
+    }
+    AddBias(d, k, ob0, acc);
+    StoreBlocks<true>(d, k.out, ob0, pix0, acc);
   }
-  for (int64_t cb = 1; cb < whole; ++cb) {
-    const float* xs = x + cb * k.x_cb_stride;
-    const float* ws = w + cb * c * c;
-    for (int l = 0; l < c; ++l) TileTap<kHalf>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
-  }
-  const float* xs = x + whole * k.x_cb_stride;
-  const float* ws = w + whole * c * c;
-  for (int64_t l = tail0; l < k.cg - whole * c; ++l) {
-    TileTap<kHalf>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
-  }
-  WidenHalf<kHalf>(d, acc, hacc);
-  AddBias(d, k, ob0, acc);
-  StoreBlocks<true>(d, k.out, ob0, pix0, acc);
 }
 
 // `count` consecutive PointwiseTiles from pixel pix0, in one call. On AMD Zen 3, with a call
@@ -578,14 +577,22 @@ HWY_NOINLINE void PointwiseTiles(const Direct& k, int64_t ob0, int64_t pix0, int
   for (int64_t t = 0; t < count; ++t) PointwiseTile<B, R, kHalf>(k, ob0, pix0 + t * R);
 }
 
-// The last n < kTileMaxPixels<B> pixels of a run of PointwisePairTiles, as one such tile
-// of n pixels (PointwisePairTile: every pixel of the layer adds alike).
-template <int B, int R = 1>
+// The last n < kTileMaxPixels<B> pixels of a run of PointwisePairTiles, in PointwisePairTiles
+// of 8, 4, 2 and 1 pixels: a pixel's sums take the same steps in a tile of any width, so
+// these few widths (not one per n, which compiled 20 to 34 more tiles per target) keep
+// every pixel of the layer adding alike.
+template <int B, int R = 8>
 HWY_NOINLINE void PointwisePairTail(const Direct& k, int64_t ob0, int64_t pix0, int64_t n) {
-  if constexpr (HWY_TARGET != HWY_SCALAR && R < kTileMaxPixels<B>) {
-    if (n == R) return PointwisePairTile<B, R>(k, ob0, pix0);
-    PointwisePairTail<B, R + 1>(k, ob0, pix0, n);
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (R >= 1) {
+    if constexpr (R < kTileMaxPixels<B>) {
+      for (; n >= R; n -= R, pix0 += R) PointwisePairTile<B, R>(k, ob0, pix0);
+    }
+    PointwisePairTail<B, R / 2>(k, ob0, pix0, n);
   }
+#else
+  (void)k, (void)ob0, (void)pix0, (void)n;
+#endif
 }
 
 // One output pixel of an NCHW input whose 3x3 window (no dilation, every row inside the
