@@ -72,8 +72,9 @@ bool gemm_window(const ir::Node& conv, const Shape& w);
 /// graph output: a conv writing `v` may then write NHWC itself (conv_writes_nhwc).
 bool read_by_nhwc_transpose(const Program& p, int v);
 
-/// Whether fuse-transpose, where it runs (Program::runs_pass), makes FusedConv node `conv`
-/// write NHWC (its legality, shared with the passes that plan for it): its one output is
+/// Whether fuse-transpose, if it runs (this does not check Program::runs_pass; nhwc_context
+/// in tune.h does), makes FusedConv node `conv` write NHWC (its legality, shared with the
+/// passes that plan for it): its one output is
 /// read_by_nhwc_transpose, 4-D and NCHW (y_layout "NCHW"); it has no residual input (its z would
 /// have to be NHWC too); and its kernel writes NHWC: not winograd weights, not depthwise (by its
 /// algorithm or its groups: the reference would run instead) and not the gemm algorithm (the pixels

@@ -62,13 +62,8 @@ double measure(const Program& p, int n, const std::vector<ops::TensorType>& type
   const std::unique_ptr<ops::Op> op =
       schema->create(ops::Attrs(node.attrs, fmt::format("{} '{}'", node.op_type, node.name)), ctx);
   // The output types of the node as set up (an NHWC output has its own shape).
-  std::vector<ops::InferInput> infer_in(inputs.size());
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    if (!inputs[k].defined()) continue;
-    infer_in[k] = {true, inputs[k].dtype(), inputs[k].shape(), &inputs[k]};
-  }
   const std::vector<ops::TensorType> out_types =
-      ops::with_node_context(*op, [&] { return op->infer(infer_in); });
+      ops::with_node_context(*op, [&] { return op->infer(ops::infer_inputs_from(inputs)); });
   std::vector<Tensor> outputs;
   for (const ops::TensorType& t : out_types) outputs.push_back(Tensor::empty(t.dtype, t.shape));
   auto run = [&] {

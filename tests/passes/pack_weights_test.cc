@@ -450,8 +450,7 @@ TEST(PackWeights, TuneMeasuresEachHeadInTheLayoutItWillWrite) {
     SCOPED_TRACE(fuse ? "fuse-transpose on" : "fuse-transpose off");
     const test::ScratchDir dir("tune_nhwc");
     const std::string cache = dir.file("tune.json");
-    const std::vector<std::string> off =
-        fuse ? std::vector<std::string>{} : std::vector<std::string>{"fuse-transpose"};
+    const std::vector<std::string> off = off_unless(fuse, "fuse-transpose");
     const passes::Program p = compile(m, types, off, block, cache);
     std::map<std::string, const ir::Node*> nodes;
     for (const ir::Node& node : p.graph.nodes) nodes[node.name] = &node;

@@ -61,6 +61,11 @@ inline Session tuned_session(const ModelBuilder& model, const std::string& tune_
   return Session::from_memory(bytes.data(), bytes.size(), options);
 }
 
+/// The passes to switch off for a run with pass `name` on (`on`) or off: {} or {name}.
+inline std::vector<std::string> off_unless(bool on, const std::string& name) {
+  return on ? std::vector<std::string>{} : std::vector<std::string>{name};
+}
+
 /// Number of nodes of `op_type` (any domain) in the compiled program.
 inline int count_ops(const passes::Program& p, const std::string& op_type) {
   return static_cast<int>(std::count_if(p.graph.nodes.begin(), p.graph.nodes.end(),

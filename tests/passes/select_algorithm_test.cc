@@ -268,8 +268,7 @@ TEST(SelectAlgorithm, TuneTimesAHeadInTheLayoutItWillWrite) {
     SCOPED_TRACE(fuse ? "fuse-transpose on" : "fuse-transpose off");
     const test::ScratchDir dir("tune_head");
     const std::string cache = dir.file("tune.json");
-    const std::vector<std::string> off =
-        fuse ? std::vector<std::string>{} : std::vector<std::string>{"fuse-transpose"};
+    const std::vector<std::string> off = off_unless(fuse, "fuse-transpose");
     const passes::Program p =
         compile(m, {{DType::kFloat32, {1, 3, 8, 9}}}, off, simd_float_lanes(), cache);
     EXPECT_EQ(p.tuning.measured, 1);

@@ -471,9 +471,9 @@ HWY_INLINE void PairStep(D d, V (&acc)[B][R], const float* xs, const float* ws, 
 // one 64-bit broadcast (x[l], x[l + 1], which are adjacent in NCHWc) and one full-width
 // FMA, where half-width FMAs take two broadcasts and two FMAs: on AMD Zen 5 and Intel, a
 // 256-bit FMA takes an FMA port's slot as a 512-bit one does, so that block ran at half
-// the peak. The pair's weights are interleaved once per tile (a lane permute), and each
-// pixel's two sums added at the end (even + odd) and packed into the lower lanes (the
-// upper ones 0, as the padded output channels). In a layer of one cache pass every pixel
+// the peak. The pair's weights are interleaved once per channel pair and tile (two lane
+// shuffles), and each pixel's two sums added at the end (even + odd) and packed into the lower
+// lanes (the upper ones 0, as the padded output channels). In a layer of one cache pass every pixel
 // goes through this tile (Row's pointwise tail too, PointwisePairTail), so that it adds
 // alike in any tile; the even/odd split reassociates the reference's channel-order sum.
 template <int B, int R>
@@ -528,12 +528,9 @@ HWY_INLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
 #endif
   {
     const hn::ScalableTag<float> d;
-    const hn::Half<decltype(d)> dh;  // TileTap's, unused (no half block here)
     using V = hn::Vec<decltype(d)>;
-    using VH = hn::Vec<decltype(dh)>;
     constexpr int64_t c = kLanes;
     V acc[B][R];
-    [[maybe_unused]] VH hacc[R];
     const int64_t wob = k.w_ob_stride;
     const float* x = k.x + pix0 * c;
     const float* w = k.w + ob0 * k.w_ob_stride;  // packed [ob][ic][c]
@@ -546,9 +543,9 @@ HWY_INLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
     } else {
       // Input channel 0's products start the sums (TapStep's kFirst): with the 24 moves of
       // StartSums' -0 instead, a standalone 2 x 12 loop took 1.07 times as long.
-      TileTap<false, B, R, true>(d, dh, acc, hacc, x, c, w, wob);
+      TapStep<B, R, true>(d, acc, x, c, w, wob);
       if (whole > 0) {
-        for (int l = 1; l < c; ++l) TileTap<false>(d, dh, acc, hacc, x + l, c, w + l * c, wob);
+        for (int l = 1; l < c; ++l) TapStep<B, R>(d, acc, x + l, c, w + l * c, wob);
       } else {
         tail0 = 1;
       }
@@ -556,12 +553,12 @@ HWY_INLINE void PointwiseTile(const Direct& k, int64_t ob0, int64_t pix0) {
     for (int64_t cb = 1; cb < whole; ++cb) {
       const float* xs = x + cb * k.x_cb_stride;
       const float* ws = w + cb * c * c;
-      for (int l = 0; l < c; ++l) TileTap<false>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
+      for (int l = 0; l < c; ++l) TapStep<B, R>(d, acc, xs + l, c, ws + l * c, wob);
     }
     const float* xs = x + whole * k.x_cb_stride;
     const float* ws = w + whole * c * c;
     for (int64_t l = tail0; l < k.cg - whole * c; ++l) {
-      TileTap<false>(d, dh, acc, hacc, xs + l, c, ws + l * c, wob);
+      TapStep<B, R>(d, acc, xs + l, c, ws + l * c, wob);
     }
     AddBias(d, k, ob0, acc);
     StoreBlocks<true>(d, k.out, ob0, pix0, acc);
