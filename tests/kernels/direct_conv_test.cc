@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <limits>
@@ -532,6 +533,59 @@ TEST(DirectConv, PointwiseHalfBlocksAddAlikeInAnyTile) {
               << "plane " << pl << " float " << px << ": " << a << " vs " << b << " (C " << sh.c_in
               << ", M " << sh.c_out << ")";
         }
+      }
+    }
+  });
+}
+
+// A first layer (3x3, stride 2, NCHW input) whose output block holds at most half a vector
+// (RetinaFace's 3 -> 8) runs its interior in pixel-vector tiles of 32 and 16 pixels on
+// 16 lanes (PixelVectorTile), and the rest of each row in TileImpl's tiles. Against the
+// reference: 1, c/2 - 3 (5 of 16 lanes) and c/2 output channels, 3 and 4 input channels, pads 0 to
+// 2, widths that leave 0 to 31 interior pixels after the full tiles, stride 1 and 2 along H, every
+// output layout, activations, a residual. And the same bits from either tile: with
+// segments of 12 pixels (min_units past the image's rows), no pixel-vector tile runs.
+TEST(DirectConv, FirstLayerHalfBlockPixelVectorTiles) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    int i = 0;
+    for (const int64_t c_out : {int64_t{1}, std::max<int64_t>(1, c / 2 - 3), int64_t{c / 2}}) {
+      for (const int64_t w : {34, 35, 67, 70, 99, 131, 161}) {
+        NchwcConvCase t;
+        t.c_in = 3 + i % 2;
+        t.c_out = c_out;
+        t.h = 3 + i % 4;
+        t.w = w;
+        t.k = 3;
+        t.stride = 2;
+        t.pad = i % 3;
+        t.x_block = 1;
+        t.activation = kActivations[i % 8];
+        t.y_block = std::array<int64_t, 3>{0, 1, test::kNhwc}[i % 3];
+        t.residual = i % 4 == 1;
+        t.bias = i % 5 != 2;
+        run_direct(t, c, 4000 + i, 1);  // rows in segments of 96 (a few rows: 12 otherwise)
+        ++i;
+        t.y_block = 0;
+        t.residual = false;
+        t.activation = kernels::ref::Activation::kRelu;
+        SCOPED_TRACE(t.str());
+        const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+        const std::vector<float> x = test::random_floats(t.c_in * t.h * t.w, 41);
+        const Tensor weights = Tensor::from_vector(test::random_floats(t.c_out * t.c_in * 9, 42),
+                                                   {t.c_out, t.c_in, 3, 3});
+        const Tensor packed = kernels::ref::pack_conv_weights(weights, c);
+        const std::vector<float> bias = test::random_floats(t.c_out, 43);
+        const size_t y_size = static_cast<size_t>((t.c_out + c - 1) / c * c * p.conv.out.size());
+        std::vector<float> outs[2];
+        for (const int64_t min_units : {int64_t{1}, 1000 * t.h}) {
+          std::vector<float> y(y_size, std::numeric_limits<float>::quiet_NaN());
+          kernels::f32_direct_conv(p, x.data(), packed.data<float>(), bias.data(), nullptr,
+                                   y.data(), 0, kernels::direct_conv_work(p, min_units).items(),
+                                   min_units);
+          outs[min_units == 1 ? 0 : 1] = y;
+        }
+        EXPECT_EQ(0, std::memcmp(outs[0].data(), outs[1].data(), y_size * sizeof(float)));
       }
     }
   });

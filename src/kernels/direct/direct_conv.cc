@@ -237,7 +237,8 @@ HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
 // kHalf: block B - 1 holds at most half a vector of output channels; its FMAs run on
 // half-width vectors (TapStepHalf), its sums widened (upper lanes 0) before the epilogue
 // or a pass's store. Row runs it for the interior tiles of an NCHW input: the first
-// layers at stride 2 (RetinaFace's 3 -> 8), ppocr's 96 -> 24 at stride 1 (the full tiles
+// layers at stride 2 (RetinaFace's 3 -> 8, whose interior runs PixelVectorTile on 16
+// lanes but for a row's last pixels), ppocr's 96 -> 24 at stride 1 (the full tiles
 // and NchwTailN's), and for the full tiles of a dense NCHWc row outside one cache pass.
 // PointwiseTile's kHalf is PointwisePairTile instead (README.md, "Half blocks").
 template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false, bool kHalf = false>
@@ -409,6 +410,108 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
     HWY_UNROLL(16) for (int r = 0; r < R; ++r) hn::StoreU(acc[b][r], d, yp + r * out_step);
   }
 }
+
+#if HWY_MAX_BYTES == 64  // PixelVectorTile: 16-lane vectors only (AVX-512)
+// Output channels a PixelVectorTile computes: half a vector (the lanes of a half block).
+constexpr int kPixelTileChannels = kLanes / 2;
+
+// The 16 x 8 transpose behind PixelVectorTile (16 lanes only): a[o] holds output channel o
+// of 16 consecutive pixels; out[p] gets pixel p's 8 channels in lanes 0 .. 7 and 0 in the
+// upper 8, as a half block's sums are laid out in NCHWc (WidenHalf). 40 lane shuffles:
+// the 256-bit halves of channels o and o + 4 are paired (8), interleaved by 32 and by 64
+// bits within 128-bit blocks (16), which leaves each block with 4 channels of one pixel,
+// then one lane table per two pixels (8) and an upper half (8).
+template <class D, class V>
+HWY_INLINE void PixelsFromChannels(D d, const V (&a)[8], V (&out)[16]) {
+  const hn::Half<D> dh;
+  const hn::Repartition<double, D> dd;
+  alignas(64) static constexpr int32_t kBlocks[16] = {0, 1, 2, 3, 8,  9,  10, 11,
+                                                      4, 5, 6, 7, 12, 13, 14, 15};
+  const auto blocks = hn::SetTableIndices(d, kBlocks);
+  HWY_UNROLL(2) for (int half = 0; half < 2; ++half) {
+    // s[o]: [channel o | channel o + 4] of pixels 8 half .. 8 half + 7.
+    V s[4];
+    HWY_UNROLL(4) for (int o = 0; o < 4; ++o) {
+      s[o] = half == 0 ? hn::ConcatLowerLower(d, a[o + 4], a[o])
+                       : hn::ConcatUpperUpper(d, a[o + 4], a[o]);
+    }
+    const V t0 = hn::InterleaveLower(d, s[0], s[1]), t1 = hn::InterleaveUpper(d, s[0], s[1]);
+    const V t2 = hn::InterleaveLower(d, s[2], s[3]), t3 = hn::InterleaveUpper(d, s[2], s[3]);
+    // q[j]'s blocks: pixel j's channels 0-3, pixel 4 + j's 0-3, pixel j's 4-7, pixel 4 + j's 4-7.
+    const V q[4] = {
+        hn::BitCast(d, hn::InterleaveLower(dd, hn::BitCast(dd, t0), hn::BitCast(dd, t2))),
+        hn::BitCast(d, hn::InterleaveUpper(dd, hn::BitCast(dd, t0), hn::BitCast(dd, t2))),
+        hn::BitCast(d, hn::InterleaveLower(dd, hn::BitCast(dd, t1), hn::BitCast(dd, t3))),
+        hn::BitCast(d, hn::InterleaveUpper(dd, hn::BitCast(dd, t1), hn::BitCast(dd, t3)))};
+    HWY_UNROLL(4) for (int j = 0; j < 4; ++j) {
+      const V pair = hn::TableLookupLanes(q[j], blocks);  // [pixel j | pixel 4 + j]
+      out[8 * half + j] = hn::ZeroExtendVector(d, hn::LowerHalf(dh, pair));
+      out[8 * half + 4 + j] = hn::ZeroExtendVector(d, hn::UpperHalf(dh, pair));
+    }
+  }
+}
+
+// 16 * NV output pixels from column ow0 of row oh of a 3x3, stride-2 conv of an NCHW input
+// into one block of at most half a vector of output channels (RetinaFace's first layer,
+// 3 -> 8), on 16-lane vectors only: the lanes hold 16 pixels of one output channel
+// instead of the 16 channels of one pixel, so every FMA lane computes an output
+// (TileImpl's kHalf tile runs 8 of 16 lanes, and on AMD Zen 5 and Intel a half-width FMA
+// takes a full one's slot). For each input row, ConcatEven and ConcatOdd of two loads
+// give the 16 pixels' taps 0 and 1 (input columns 2p and 2p + 1), and of two loads 2
+// columns on, tap 2; each tap's 8 weights are broadcast. The sums go back to pixels
+// (PixelsFromChannels) for the bias and the epilogue (StoreBlocks). Each pixel adds its
+// channels, rows and taps in TileImpl's order from -0 (bit for bit its sums): the tile
+// before and the row's tail and borders, which TileImpl computes, add alike. Needs
+// every tap inside (the rows' and columns'), one cache pass, and input column
+// 2 (ow0 + 16 NV) - pw + 1 inside the row (the last loads read one column past the
+// last tap). Register blocking (AVX-512: 2 FMA pipes of 4 cycles' latency, 32 vector
+// registers): NV = 2 keeps 8 x 2 = 16 independent sums, twice the 8 FMAs in flight that
+// cover the latency, beside the 3 x 2 tap vectors and a weight (23 registers), and
+// every broadcast weight feeds 2 FMAs; NV = 1 takes a row's remaining 16 pixels.
+template <int NV>
+HWY_NOINLINE void PixelVectorTile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
+                                  const Span& sp) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int kM = kPixelTileChannels;
+  const int64_t c = k.c;
+  V acc[kM][NV];
+  HWY_UNROLL(16) for (int o = 0; o < kM; ++o) {
+    HWY_UNROLL(4) for (int v = 0; v < NV; ++v) acc[o][v] = hn::Set(d, -0.0f);
+  }
+  const float* wb = k.w + ob0 * k.w_ob_stride;
+  const int64_t col0 = ow0 * 2 - k.pw;
+  for (int64_t icg = sp.ic_begin; icg < sp.ic_end; ++icg) {
+    const float* xc = k.x + (g * k.cg + icg) * k.x_cb_stride + col0 + (oh * k.sh - k.ph) * k.wd;
+    const float* wc = wb + icg * 9 * c;
+    HWY_UNROLL(3) for (int i = 0; i < 3; ++i) {
+      const float* xr = xc + i * k.wd;
+      V x[3][NV];
+      HWY_UNROLL(4) for (int v = 0; v < NV; ++v) {
+        const V lo = hn::LoadU(d, xr + 32 * v), hi = hn::LoadU(d, xr + 32 * v + 16);
+        x[0][v] = hn::ConcatEven(d, hi, lo);
+        x[1][v] = hn::ConcatOdd(d, hi, lo);
+        const V lo2 = hn::LoadU(d, xr + 32 * v + 2), hi2 = hn::LoadU(d, xr + 32 * v + 18);
+        x[2][v] = hn::ConcatEven(d, hi2, lo2);
+      }
+      HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
+        const float* ws = wc + (i * 3 + j) * c;
+        HWY_UNROLL(16) for (int o = 0; o < kM; ++o) {
+          const V w = hn::Set(d, ws[o]);
+          HWY_UNROLL(4) for (int v = 0; v < NV; ++v) acc[o][v] = hn::MulAdd(w, x[j][v], acc[o][v]);
+        }
+      }
+    }
+  }
+  HWY_UNROLL(4) for (int v = 0; v < NV; ++v) {
+    V a[kM], pixels[1][16];
+    HWY_UNROLL(16) for (int o = 0; o < kM; ++o) a[o] = acc[o][v];
+    PixelsFromChannels(d, a, pixels[0]);
+    AddBias(d, k, ob0, pixels);
+    StoreBlocks(d, k.out, ob0, oh * k.ow + ow0 + 16 * v, pixels);
+  }
+}
+#endif  // HWY_MAX_BYTES == 64
 
 #if HWY_TARGET != HWY_SCALAR  // the tiles never run there (DirectConv)
 // PointwisePairTile's lane tables: lane i of the interleaved pair weights takes lane
@@ -825,6 +928,21 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
     // weight loads and loop overhead per FMA for B = 1 and 2.
     constexpr int64_t kRs = kR < 6 ? kR : 6;
     if (k.xb == 1 && k.sw == 2) {
+#if HWY_MAX_BYTES == 64
+      if constexpr (B == 1) {
+        // PixelVectorTile: every tap inside, one pass in Tile's taps-inside order (no more
+        // channels than taps per row), and the loads' extra column inside.
+        if (half && k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1 && sp.kh0 == 0 &&
+            sp.kh1 == 3 && sp.first && sp.last && sp.ic_end - sp.ic_begin <= 3) {
+          for (; o + 32 <= ib && 2 * (o + 32) - k.pw + 1 < k.wd; o += 32) {
+            PixelVectorTile<2>(k, ob0, g, oh, o, sp);
+          }
+          for (; o + 16 <= ib && 2 * (o + 16) - k.pw + 1 < k.wd; o += 16) {
+            PixelVectorTile<1>(k, ob0, g, oh, o, sp);
+          }
+        }
+      }
+#endif
       if (half)
         for (; o + kR <= ib; o += kR) Tile<B, kR, 2, true>(k, ob0, g, oh, o, sp);
       for (; o + kR <= ib; o += kR) Tile<B, kR, 2>(k, ob0, g, oh, o, sp);
