@@ -238,7 +238,7 @@ HWY_INLINE void AddBias(D d, const Direct& k, int64_t ob0, V (&acc)[B][R]) {
 // half-width vectors (TapStepHalf), its sums widened (upper lanes 0) before the epilogue
 // or a pass's store. Row runs it for the interior tiles of an NCHW input: the first
 // layers at stride 2 (RetinaFace's 3 -> 8, whose interior runs PixelVectorTile on 16
-// lanes but for a row's last pixels), ppocr's 96 -> 24 at stride 1 (the full tiles
+// lanes but for a segment's last pixels), ppocr's 96 -> 24 at stride 1 (the full tiles
 // and NchwTailN's), and for the full tiles of a dense NCHWc row outside one cache pass.
 // PointwiseTile's kHalf is PointwisePairTile instead (README.md, "Half blocks").
 template <int B, int R, int kStep, bool kTapsInside, bool kColumn = false, bool kHalf = false>
@@ -460,13 +460,12 @@ HWY_INLINE void PixelsFromChannels(D d, const V (&a)[8], V (&out)[16]) {
 // give the 16 pixels' taps 0 and 1 (input columns 2p and 2p + 1), and of two loads 2
 // columns on, tap 2; each tap's 8 weights are broadcast. The sums go back to pixels
 // (PixelsFromChannels) for the bias and the epilogue (StoreBlocks). Each pixel adds its
-// channels, rows and taps in TileImpl's order from -0 (bit for bit its sums): the tile
-// before and the row's tail and borders, which TileImpl computes, add alike. Needs
-// every tap inside (the rows' and columns'), one cache pass, and input column
-// 2 (ow0 + 16 NV) - pw + 1 inside the row (the last loads read one column past the
-// last tap). Register blocking (AVX-512: 2 FMA pipes of 4 cycles' latency, 32 vector
-// registers): NV = 2 keeps 8 x 2 = 16 independent sums, twice the 8 FMAs in flight that
-// cover the latency, beside the 3 x 2 tap vectors and a weight (23 registers), and
+// channels, rows and taps in TileImpl's order from -0 (bit for bit its sums): the pixels TileImpl
+// computes in the same segment and row (its tails) add alike. Needs every tap inside (the rows' and
+// columns'), one cache pass, and input column 2 (ow0 + 16 NV) - pw + 1 inside the row (the last
+// loads read one column past the last tap). Register blocking (AVX-512: 2 FMA pipes of 4 cycles'
+// latency, 32 vector registers): NV = 2 keeps 8 x 2 = 16 independent sums, twice the 8 FMAs in
+// flight that cover the latency, beside the 3 x 2 tap vectors and a weight (23 registers), and
 // every broadcast weight feeds 2 FMAs; NV = 1 takes a row's remaining 16 pixels.
 template <int NV>
 HWY_NOINLINE void PixelVectorTile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
