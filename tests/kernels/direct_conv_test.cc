@@ -225,6 +225,13 @@ TEST(DirectConv, BlocksFartherApartThanTheImage) {
     first.x_block = true;
     first.stride = 2;
     cases.push_back(first);
+    // A half block, 8 x 66: on 16 lanes each row's 32 interior pixels run one
+    // PixelVectorTile, whose last loads end at the row's last column, and in the last
+    // row at the plane's last float, beside the NaN gap.
+    NchwcConvCase half = test::layer_case(3, std::max(1, c / 2), 8, 66);
+    half.x_block = true;
+    half.stride = 2;
+    cases.push_back(half);
     NchwcConvCase pointwise = test::layer_case(c + 1, 2 * c + 3, 5, 11, 1, 0);
     pointwise.residual = true;
     cases.push_back(pointwise);

@@ -457,13 +457,13 @@ HWY_INLINE void PixelsFromChannels(D d, const V (&a)[8], V (&out)[16]) {
 // instead of the 16 channels of one pixel, so every FMA lane computes an output
 // (TileImpl's kHalf tile runs 8 of 16 lanes, and on AMD Zen 5 and Intel a half-width FMA
 // takes a full one's slot). For each input row, ConcatEven and ConcatOdd of two loads
-// give the 16 pixels' taps 0 and 1 (input columns 2p and 2p + 1), and of two loads 2
-// columns on, tap 2; each tap's 8 weights are broadcast. The sums go back to pixels
+// give the 16 pixels' taps 0 and 1 (input columns 2p and 2p + 1), and ConcatOdd of two
+// loads 1 column on, tap 2 (no load reads past the last tap); each tap's 8 weights are
+// broadcast. The sums go back to pixels
 // (PixelsFromChannels) for the bias and the epilogue (StoreBlocks). Each pixel adds its
 // channels, rows and taps in TileImpl's order from -0 (bit for bit its sums): the pixels TileImpl
 // computes in the same segment and row (its tails) add alike. Needs every tap inside (the rows' and
-// columns'), one cache pass, and input column 2 (ow0 + 16 NV) - pw + 1 inside the row (the last
-// loads read one column past the last tap). Register blocking (AVX-512: 2 FMA pipes of 4 cycles'
+// columns') and one cache pass. Register blocking (AVX-512: 2 FMA pipes of 4 cycles'
 // latency, 32 vector registers): NV = 2 keeps 8 x 2 = 16 independent sums, twice the 8 FMAs in
 // flight that cover the latency, beside the 3 x 2 tap vectors and a weight (23 registers), and
 // every broadcast weight feeds 2 FMAs; NV = 1 takes a row's remaining 16 pixels.
@@ -490,8 +490,10 @@ HWY_NOINLINE void PixelVectorTile(const Direct& k, int64_t ob0, int64_t g, int64
         const V lo = hn::LoadU(d, xr + 32 * v), hi = hn::LoadU(d, xr + 32 * v + 16);
         x[0][v] = hn::ConcatEven(d, hi, lo);
         x[1][v] = hn::ConcatOdd(d, hi, lo);
-        const V lo2 = hn::LoadU(d, xr + 32 * v + 2), hi2 = hn::LoadU(d, xr + 32 * v + 18);
-        x[2][v] = hn::ConcatEven(d, hi2, lo2);
+        // Tap 2 (columns 2p + 2) as the odd lanes of loads one column on: the last load ends
+        // at the last tap's column, never past it.
+        const V lo2 = hn::LoadU(d, xr + 32 * v + 1), hi2 = hn::LoadU(d, xr + 32 * v + 17);
+        x[2][v] = hn::ConcatOdd(d, hi2, lo2);
       }
       HWY_UNROLL(3) for (int j = 0; j < 3; ++j) {
         const float* ws = wc + (i * 3 + j) * c;
@@ -929,16 +931,12 @@ void Row(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t o0, int64_
     if (k.xb == 1 && k.sw == 2) {
 #if HWY_MAX_BYTES == 64
       if constexpr (B == 1) {
-        // PixelVectorTile: every tap inside, one pass in Tile's taps-inside order (no more
-        // channels than taps per row), and the loads' extra column inside.
+        // PixelVectorTile: every tap inside (pixels before ib), one pass in Tile's
+        // taps-inside order (no more channels than taps per row).
         if (half && k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1 && sp.kh0 == 0 &&
             sp.kh1 == 3 && sp.first && sp.last && sp.ic_end - sp.ic_begin <= 3) {
-          for (; o + 32 <= ib && 2 * (o + 32) - k.pw + 1 < k.wd; o += 32) {
-            PixelVectorTile<2>(k, ob0, g, oh, o, sp);
-          }
-          for (; o + 16 <= ib && 2 * (o + 16) - k.pw + 1 < k.wd; o += 16) {
-            PixelVectorTile<1>(k, ob0, g, oh, o, sp);
-          }
+          for (; o + 32 <= ib; o += 32) PixelVectorTile<2>(k, ob0, g, oh, o, sp);
+          for (; o + 16 <= ib; o += 16) PixelVectorTile<1>(k, ob0, g, oh, o, sp);
         }
       }
 #endif
