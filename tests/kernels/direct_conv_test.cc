@@ -599,5 +599,45 @@ TEST(DirectConv, FirstLayerHalfBlockPixelVectorTiles) {
   });
 }
 
+// Pointwise layers with at most 12 output channels (the heads: on 16 lanes GroupTile, whose
+// lanes are 4 outputs x 4 input channels; elsewhere the usual tiles): every M from 1 to 12,
+// input channels around the 4-channel steps and the 16-lane blocks (a last step of 1 to 3
+// channels reads NaN in the padded lanes next to them), up to 256 and past it (260: the
+// usual tiles again), pixel counts that leave each tail tile (1, 2, 4 and the 8 or 12 of a
+// full tile), every output layout, residuals and activations; in the default segments and
+// in 1-pixel units, and with blocks farther apart than the image.
+TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
+  test::for_each_simd_target([](const std::string& target, int c) {
+    if (!has_fast_kernels(target)) return;
+    const int64_t c_ins[] = {1, 3, 4, 5, 7, 16, 18, 31, 48, 64, 100, 256, 260};
+    const int64_t widths[] = {1, 7, 13, 23, 31, 40};
+    int i = 0;
+    for (int64_t m = 1; m <= 12; ++m) {
+      for (size_t j = 0; j < std::size(c_ins); j += 1 + m % 2) {
+        NchwcConvCase t;
+        t.c_in = c_ins[(j + m) % std::size(c_ins)];
+        t.c_out = m;
+        t.k = 1;
+        t.pad = 0;
+        t.h = 1 + i % 3;
+        t.w = widths[i % std::size(widths)];
+        t.y_block = std::array<int64_t, 3>{0, 1, test::kNhwc}[i % 3];
+        t.residual = i % 4 == 1;
+        t.bias = i % 5 != 3;
+        t.activation = kActivations[i % 8];
+        const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
+        ASSERT_TRUE(kernels::direct_conv_supported(p)) << t.str();
+        const int64_t min_units = i % 2 == 0 ? kernels::kDirectMinSpatialUnits : 1;
+        const bool gaps = t.y_block != test::kNhwc && i / 3 % 2 == 1;  // planes, not NHWC's pixels
+        test::check_nchwc_conv(
+            t, c, kernels::direct_conv_work(p, min_units).items(),
+            gaps ? test::with_plane_gaps(direct_kernel(min_units), 5) : direct_kernel(min_units),
+            5000 + static_cast<uint32_t>(i));
+        ++i;
+      }
+    }
+  });
+}
+
 }  // namespace
 }  // namespace tern

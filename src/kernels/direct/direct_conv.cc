@@ -614,6 +614,122 @@ HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
+#if HWY_MAX_BYTES == 64  // GroupTile: 16-lane vectors only (AVX-512)
+// A pointwise layer with at most 12 output channels (a detection head: 64 -> 12, 48 -> 12,
+// 64 -> 8 or 6) runs GroupTile instead of PointwiseTile, whose lanes are the block's 16
+// output channels (12 of 16 busy, or 6 of 8 in PointwisePairTile's channel pairs). Here
+// lane 4a + b of vector v holds output channel 4v + a's sum over input channels b mod 4:
+// per pixel and 4 input channels, one 128-bit broadcast (LoadDup128, a load with no
+// shuffle) and V = ceil(M / 4) FMAs, every lane working when M is a multiple of 4.
+// GroupVectors: V, or 0 when the layer is not GroupTile's (more than 12 outputs, or more
+// input channels than kGroupMaxChannels, whose interleaved weights live on the stack).
+constexpr int64_t kGroupMaxChannels = 256;
+constexpr int kGroupMaxVectors = 3;
+int GroupVectors(const Direct& k) {
+  if (!k.pointwise || k.group_blocks != 1 || k.cg > kGroupMaxChannels) return 0;
+  return k.out.channels <= 4 * kGroupMaxVectors ? static_cast<int>((k.out.channels + 3) / 4) : 0;
+}
+
+// GroupTile's weights, once per call: wg[(s * V + v) * 16 + 4a + b] = the weight of output
+// channel 4v + a and input channel 4s + b (0 past M or C), from the packed [ic][c] block.
+void InterleaveGroupWeights(const Direct& k, int64_t ob0, int v_count, float* wg) {
+  const float* w = k.w + ob0 * k.w_ob_stride;
+  const int64_t steps = (k.cg + 3) / 4;
+  for (int64_t s = 0; s < steps; ++s) {
+    for (int v = 0; v < v_count; ++v) {
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int64_t m = 4 * v + lane / 4, ic = 4 * s + lane % 4;
+        wg[(s * v_count + v) * kLanes + lane] =
+            m < k.out.channels && ic < k.cg ? w[ic * kLanes + m] : 0.0f;
+      }
+    }
+  }
+}
+
+// Lane i's position in its 128-bit block (i mod 4): which input channel of a step it holds.
+alignas(64) constexpr float kBlockLane[kLanes] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+
+// One step of GroupTile: input channels 4s .. 4s + 3 of R pixels (xs, pixel r at xs + 16 r),
+// their V interleaved weight vectors at ws. kMasked: only the first `rest` channels of the
+// step exist (the input's padded lanes may hold anything, NaN: zeroed before the multiply).
+template <int V, int R, bool kMasked = false, class D, class Vec>
+HWY_INLINE void GroupStep(D d, Vec (&acc)[V][R], const float* xs, const float* ws,
+                          int64_t rest = 4) {
+  Vec w[V];
+  HWY_UNROLL(4) for (int v = 0; v < V; ++v) w[v] = hn::Load(d, ws + v * kLanes);
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+    Vec xb = hn::LoadDup128(d, xs + r * kLanes);
+    if constexpr (kMasked) {
+      xb = hn::IfThenElseZero(hn::Lt(hn::Load(d, kBlockLane), hn::Set(d, static_cast<float>(rest))),
+                              xb);
+    }
+    HWY_UNROLL(4) for (int v = 0; v < V; ++v) acc[v][r] = hn::MulAdd(w[v], xb, acc[v][r]);
+  }
+}
+
+// R pixels from pix0 of a GroupVectors layer (V vectors, weights wg from
+// InterleaveGroupWeights). The channel loop goes by input block, 4 steps each (one 128-bit
+// block per step), then the last block's whole steps and a masked one. Then each pixel's
+// block sums: interleaves of 32- and 64-bit lanes within each 128-bit block leave lane
+// 4a + v = the sum of vector v's block a (output channel 4v + a), and one lane permutation
+// puts output m in lane m (10 shuffles and adds per pixel, against V C / 4 FMAs: 48 for
+// 64 -> 12). The bias comes after the sums, then StoreBlocks' epilogue, as in
+// PointwiseTile; every pixel of the layer goes through this tile (any R), so all add alike.
+// Register blocking: V R accumulators, V weights and a broadcast input within the 32
+// registers: R = 8 for V = 3 (28 registers), 12 for V = 1 and 2.
+template <int V, int R>
+HWY_INLINE void GroupTile(const Direct& k, const float* wg, int64_t ob0, int64_t pix0) {
+  const hn::ScalableTag<float> d;
+  using Vec = hn::Vec<decltype(d)>;
+  constexpr int64_t c = kLanes;
+  Vec acc[V][R];
+  StartSums(d, acc);
+  const float* x = k.x + pix0 * c;
+  const int64_t whole = k.cg / c;
+  for (int64_t cb = 0; cb < whole; ++cb) {
+    const float* xs = x + cb * k.x_cb_stride;
+    const float* ws = wg + cb * 4 * V * c;
+    HWY_UNROLL(4) for (int q = 0; q < 4; ++q) GroupStep<V, R>(d, acc, xs + 4 * q, ws + q * V * c);
+  }
+  const float* xs = x + whole * k.x_cb_stride;
+  const float* ws = wg + whole * 4 * V * c;
+  const int64_t rest = k.cg - whole * c;
+  int64_t q = 0;
+  for (; 4 * q + 4 <= rest; ++q) GroupStep<V, R>(d, acc, xs + 4 * q, ws + q * V * c);
+  if (4 * q < rest) GroupStep<V, R, true>(d, acc, xs + 4 * q, ws + q * V * c, rest - 4 * q);
+  const hn::Repartition<uint64_t, decltype(d)> d64;
+  // Lane m of the output takes lane 4 (m mod 4) + m / 4 of the block sums.
+  alignas(64) static constexpr int32_t kOrder[kLanes] = {0, 4, 8,  12, 1, 5, 9,  13,
+                                                         2, 6, 10, 14, 3, 7, 11, 15};
+  const auto order = hn::SetTableIndices(d, kOrder);
+  Vec out[1][R];
+  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+    const Vec zero = hn::Zero(d);
+    Vec a0 = acc[0][r], a1 = zero, a2 = zero;
+    if constexpr (V > 1) a1 = acc[V > 1 ? 1 : 0][r];
+    if constexpr (V > 2) a2 = acc[V > 2 ? 2 : 0][r];
+    // Per block: (a0 lanes 0 + 2, a1 lanes 0 + 2, a0 lanes 1 + 3, a1 lanes 1 + 3), and a2's.
+    const Vec u = hn::Add(hn::InterleaveLower(d, a0, a1), hn::InterleaveUpper(d, a0, a1));
+    const Vec w = hn::Add(hn::InterleaveLower(d, a2, zero), hn::InterleaveUpper(d, a2, zero));
+    const auto ub = hn::BitCast(d64, u), wb = hn::BitCast(d64, w);
+    const Vec sums = hn::Add(hn::BitCast(d, hn::InterleaveLower(d64, ub, wb)),
+                             hn::BitCast(d, hn::InterleaveUpper(d64, ub, wb)));
+    out[0][r] = hn::TableLookupLanes(sums, order);
+  }
+  AddBias(d, k, ob0, out);
+  StoreBlocks<true>(d, k.out, ob0, pix0, out);
+}
+
+// n pixels from pix0 of a GroupVectors layer: GroupTiles of R pixels, then of 4, 2 and 1.
+template <int V, int R = (V == 3 ? 8 : 12)>
+HWY_NOINLINE void GroupRun(const Direct& k, const float* wg, int64_t ob0, int64_t pix0, int64_t n) {
+  if constexpr (R >= 1) {
+    for (; n >= R; n -= R, pix0 += R) GroupTile<V, R>(k, wg, ob0, pix0);
+    if (n > 0) GroupRun<V, (R > 4 ? 4 : R / 2)>(k, wg, ob0, pix0, n);
+  }
+}
+#endif  // HWY_MAX_BYTES == 64
+
 // A pointwise tile (1x1, stride 1, no padding, NCHWc input) whose input channels are
 // one cache pass (sp.first and sp.last: a pointwise layer's pass is a quarter of L2,
 // pass_channels; 1024 input channels for 4 output blocks on a 1 MiB L2): B blocks x R pixels from
@@ -1125,6 +1241,24 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // this target's vector width would read and write past its buffers.
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
   const Direct k = resolve(p, x, w, bias, z, y, min_units);
+  const int64_t units = k.oh * k.segments;
+#if HWY_MAX_BYTES == 64
+  if (const int v = GroupVectors(k); v > 0) {
+    // One block, one cache pass, no border: each item is a segment of the flattened image.
+    alignas(64) float wg[kGroupMaxChannels / 4 * kGroupMaxVectors * kLanes];
+    InterleaveGroupWeights(k, 0, v, wg);
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t oh = u / k.segments, seg = u % k.segments;
+      const int64_t o0 = seg == 0 ? 0 : k.seg_origin + seg * k.segment;
+      const int64_t o1 = std::min(k.ow, k.seg_origin + (seg + 1) * k.segment);
+      const int64_t pix0 = oh * k.ow + o0, n = o1 - o0;
+      if (v == 1) GroupRun<1>(k, wg, 0, pix0, n);
+      if (v == 2) GroupRun<2>(k, wg, 0, pix0, n);
+      if (v == 3) GroupRun<3>(k, wg, 0, pix0, n);
+    }
+    return;
+  }
+#endif
   // A run of consecutive items (row segments) of one chunk, one thread's share, goes cache
   // pass by cache pass: each pass's weights (two thirds of L1; a pointwise layer's, a
   // quarter of L2: pass_channels) serve every item of the run from there before the next pass, in
@@ -1132,7 +1266,6 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // all of the chunk's weights again, from L2 or, past L2's size, from L3: ResNet-18's
   // layer4.0.conv2 (512 channels at 7x7, 1.2 MB of weights per chunk) took 1868 us in conv_bench
   // against 1323 this way, layer3.0.conv2 1576 against 1261.
-  const int64_t units = k.oh * k.segments;
   const int64_t unit_pixels = std::min(k.segment, k.ow);
   const ref::Range& inner = k.inner;
   for (int64_t item = begin; item < end;) {
