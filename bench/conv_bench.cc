@@ -128,7 +128,11 @@ std::string ceiling(const TargetLayer& t) {
   const int64_t lanes = simd_float_lanes();
   if (t.algorithm != "dot" && lanes > 1 && t.m % lanes != 0) {
     const int64_t rest = t.m % lanes;
-    const int64_t taken = t.m - rest + (2 * rest <= lanes ? lanes / 2 : lanes);
+    int64_t taken = t.m - rest + (2 * rest <= lanes ? lanes / 2 : lanes);
+    // GroupTile (kernels/direct, 16 lanes): a pointwise layer to at most 12 channels from
+    // at most 256 takes 4 lanes per 4 outputs.
+    if (t.algorithm == "pointwise" && lanes == 16 && t.m <= 12 && t.c <= 256)
+      taken = (t.m + 3) / 4 * 4;
     if (10 * t.m < 9 * taken) out += fmt::format("  [lanes {}/{}]", t.m, taken);
   }
   if (t.pixels == 1) {

@@ -601,6 +601,7 @@ TEST(DirectConv, FirstLayerHalfBlockPixelVectorTiles) {
 
 // Pointwise layers with at most 12 output channels (the heads: on 16 lanes GroupTile, whose
 // lanes are 4 outputs x 4 input channels; elsewhere the usual tiles): every M from 1 to 12,
+// and 13 to 17 (the usual tiles),
 // input channels around the 4-channel steps and the 16-lane blocks (a last step of 1 to 3
 // channels reads NaN in the padded lanes next to them), up to 256 and past it (260: the
 // usual tiles again), pixel counts that leave each tail tile (1, 2, 4 and the 8 or 12 of a
@@ -612,7 +613,7 @@ TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
     const int64_t c_ins[] = {1, 3, 4, 5, 7, 16, 18, 31, 48, 64, 100, 256, 260};
     const int64_t widths[] = {1, 7, 13, 23, 31, 40};
     int i = 0;
-    for (int64_t m = 1; m <= 12; ++m) {
+    for (int64_t m = 1; m <= 17; ++m) {
       for (size_t j = 0; j < std::size(c_ins); j += 1 + m % 2) {
         NchwcConvCase t;
         t.c_in = c_ins[(j + m) % std::size(c_ins)];
