@@ -225,9 +225,9 @@ TEST(DirectConv, BlocksFartherApartThanTheImage) {
     first.x_block = true;
     first.stride = 2;
     cases.push_back(first);
-    // A half block, 8 x 66: on 16 lanes each row's 32 interior pixels run one
-    // PixelVectorTile, whose last loads end at the row's last column, and in the last
-    // row at the plane's last float, beside the NaN gap.
+    // A half block, 8 x 66, in a band: on 16 lanes, in min_units 1's segments, each row's 32
+    // interior pixels run one PixelVectorTile, whose last loads end at the row's last
+    // column.
     NchwcConvCase half = test::layer_case(3, std::max(1, c / 2), 8, 66);
     half.x_block = true;
     half.stride = 2;
@@ -596,22 +596,31 @@ TEST(DirectConv, FirstLayerHalfBlockPixelVectorTiles) {
         EXPECT_EQ(0, std::memcmp(outs[0].data(), outs[1].data(), y_size * sizeof(float)));
       }
     }
+    // 8 x 66 with pad 1: the last output row's tile ends its loads at the input's last
+    // float (its buffer's end: an over-read shows under ASan).
+    NchwcConvCase last = test::layer_case(3, c / 2, 8, 66);
+    last.stride = 2;
+    last.x_block = 1;
+    run_direct(last, c, 4100, 1);
   });
 }
 
-// Pointwise layers with at most 12 output channels (the heads: on 16 lanes GroupTile, whose
-// lanes are 4 outputs x 4 input channels; elsewhere the usual tiles): every M from 1 to 12,
-// and 13 to 17 (the usual tiles),
-// input channels around the 4-channel steps and the 16-lane blocks (a last step of 1 to 3
-// channels reads NaN in the padded lanes next to them), up to 256 and past it (260: the
-// usual tiles again), pixel counts that leave each tail tile (1, 2, 4 and the 8 or 12 of a
-// full tile), every output layout, residuals and activations; in the default segments and
-// in 1-pixel units, and with blocks farther apart than the image.
+// Pointwise layers with at most 12 output channels (the heads: on 16 lanes, from 32 to 256
+// input channels, GroupTile, whose lanes are 4 outputs x 4 input channels; otherwise the
+// usual tiles): every M from 1 to 12, and 13 to 17 (the usual tiles); input channels
+// around the 4-channel steps and the 16-lane blocks (a last step of 1 to 3 channels reads
+// NaN in the padded lanes next to them), below 32 and past 256 (the usual tiles again);
+// pixel counts that leave each tail tile (1, 2, 4 and the 8 or 12 of a full tile); every
+// output layout, residuals before and after the activation, the affine map; in the
+// default 12-pixel segments and in min_units 1's 96-pixel ones, and with blocks farther
+// apart than the image. Where GroupTile runs, each case also runs in both segmentations
+// without epilogue and compares the bits: every pixel adds alike whatever tile it lands in
+// (not so for every other tile: NEON's 3 blocks of 4 for 12 outputs differ).
 TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
   test::for_each_simd_target([](const std::string& target, int c) {
     if (!has_fast_kernels(target)) return;
-    const int64_t c_ins[] = {1, 3, 4, 5, 7, 16, 18, 31, 48, 64, 100, 256, 260};
-    const int64_t widths[] = {1, 7, 13, 23, 31, 40};
+    const int64_t c_ins[] = {1, 5, 18, 31, 32, 33, 35, 48, 64, 100, 253, 255, 256, 260};
+    const int64_t widths[] = {1, 7, 13, 23, 31, 40, 50};
     int i = 0;
     for (int64_t m = 1; m <= 17; ++m) {
       for (size_t j = 0; j < std::size(c_ins); j += 1 + m % 2) {
@@ -622,8 +631,10 @@ TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
         t.pad = 0;
         t.h = 1 + i % 3;
         t.w = widths[i % std::size(widths)];
-        t.y_block = std::array<int64_t, 3>{0, 1, test::kNhwc}[i % 3];
-        t.residual = i % 4 == 1;
+        t.y_block = std::array<int64_t, 3>{0, 1, test::kNhwc}[i / 2 % 3];
+        t.residual = i % 4 == 1 || i % 8 == 6;
+        t.residual_before = i % 8 == 6;
+        t.affine = i % 7 == 4;
         t.bias = i % 5 != 3;
         t.activation = kActivations[i % 8];
         const kernels::ref::FusedConvParams p = test::nchwc_conv_params(t, c);
@@ -634,7 +645,31 @@ TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
             t, c, kernels::direct_conv_work(p, min_units).items(),
             gaps ? test::with_plane_gaps(direct_kernel(min_units), 5) : direct_kernel(min_units),
             5000 + static_cast<uint32_t>(i));
+        // The same bits in 12-pixel segments and in 96-pixel ones (no activation to hide a
+        // difference).
+        const bool group_tile = c == 16 && t.c_in >= 32 && t.c_in <= 256 && m <= 12;
         ++i;
+        if (!group_tile) continue;
+        t.y_block = 0;
+        t.residual = t.residual_before = t.affine = false;
+        t.activation = kernels::ref::Activation::kNone;
+        SCOPED_TRACE(t.str());
+        const kernels::ref::FusedConvParams q = test::nchwc_conv_params(t, c);
+        const std::vector<float> x = test::to_blocked(test::random_floats(t.c_in * t.h * t.w, 61),
+                                                      t.c_in, t.h * t.w, c, 0.0f);
+        const Tensor weights =
+            Tensor::from_vector(test::random_floats(t.c_out * t.c_in, 62), {t.c_out, t.c_in, 1, 1});
+        const Tensor packed = kernels::ref::pack_conv_weights(weights, c);
+        const std::vector<float> bias = test::random_floats(t.c_out, 63);
+        const size_t y_size = static_cast<size_t>((t.c_out + c - 1) / c * c * t.h * t.w);
+        std::vector<float> outs[2];
+        for (const int64_t units : {int64_t{1}, kernels::kDirectMinSpatialUnits}) {
+          std::vector<float> y(y_size, std::numeric_limits<float>::quiet_NaN());
+          kernels::f32_direct_conv(q, x.data(), packed.data<float>(), bias.data(), nullptr,
+                                   y.data(), 0, kernels::direct_conv_work(q, units).items(), units);
+          outs[units == 1 ? 0 : 1] = y;
+        }
+        EXPECT_EQ(0, std::memcmp(outs[0].data(), outs[1].data(), y_size * sizeof(float)));
       }
     }
   });

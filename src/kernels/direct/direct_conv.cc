@@ -579,7 +579,8 @@ HWY_INLINE void PairStep(D d, V (&acc)[B][R], const float* xs, const float* ws, 
 // shuffles), and each pixel's two sums added at the end (even + odd) and packed into the lower
 // lanes (the upper ones 0, as the padded output channels). In a layer of one cache pass every pixel
 // goes through this tile (Row's pointwise tail too, PointwisePairTail), so that it adds
-// alike in any tile; the even/odd split reassociates the reference's channel-order sum.
+// alike in any tile; the even/odd split reassociates the reference's channel-order sum. On
+// 16 lanes a layer of one block from 32 to 256 channels runs GroupTile instead (below).
 template <int B, int R>
 HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
@@ -615,23 +616,31 @@ HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #if HWY_MAX_BYTES == 64  // GroupTile: 16-lane vectors only (AVX-512)
-// A pointwise layer with at most 12 output channels (a detection head: 64 -> 12, 48 -> 12,
-// 64 -> 8 or 6) runs GroupTile instead of PointwiseTile, whose lanes are the block's 16
-// output channels (12 of 16 busy, or 6 of 8 in PointwisePairTile's channel pairs). Here
-// lane 4a + b of vector v holds output channel 4v + a's sum over input channels b mod 4:
-// per pixel and 4 input channels, one 128-bit broadcast (LoadDup128, a load with no
-// shuffle) and V = ceil(M / 4) FMAs, every lane working when M is a multiple of 4.
-// GroupVectors: V, or 0 when the layer is not GroupTile's (more than 12 outputs, or more
-// input channels than kGroupMaxChannels, whose interleaved weights live on the stack).
+// A pointwise layer with at most 12 output channels from 32 to 256 input channels (the
+// detection heads 64 -> 12, 48 -> 12 and 64 -> 6, RFB's 64 -> 8 branch convs) runs
+// GroupTile instead of PointwiseTile, whose lanes are the block's 16 output channels (12 of
+// 16 busy for 12) or, for at most 8, PointwisePairTile's channel pairs (6 of 8 for 6, with
+// a broadcast per FMA). Here lane 4a + b of vector v holds output channel 4v + a's sum over
+// input channels b mod 4: per pixel and 4 input channels, one 128-bit broadcast
+// (LoadDup128, a load with no shuffle) and V = ceil(M / 4) FMAs, every lane working when M
+// is a multiple of 4. GroupVectors: V, or 0 when the layer is not GroupTile's: more than
+// 12 outputs; fewer than kGroupMinChannels inputs (measured from 48 up; with few channels
+// the per-pixel reduction is a larger share: 16 -> 12 would take 12 FMAs and about 10
+// shuffles and adds per pixel, against PointwiseTile's 16 FMAs); more than
+// kGroupMaxChannels (the interleaved weights live on the stack).
+constexpr int64_t kGroupMinChannels = 32;
 constexpr int64_t kGroupMaxChannels = 256;
 constexpr int kGroupMaxVectors = 3;
 int GroupVectors(const Direct& k) {
-  if (!k.pointwise || k.group_blocks != 1 || k.cg > kGroupMaxChannels) return 0;
+  if (!k.pointwise || k.group_blocks != 1 || k.cg < kGroupMinChannels || k.cg > kGroupMaxChannels) {
+    return 0;
+  }
   return k.out.channels <= 4 * kGroupMaxVectors ? static_cast<int>((k.out.channels + 3) / 4) : 0;
 }
 
 // GroupTile's weights, once per call: wg[(s * V + v) * 16 + 4a + b] = the weight of output
 // channel 4v + a and input channel 4s + b (0 past M or C), from the packed [ic][c] block.
+// Scalar code, C * 4V stores per call (one per ConvChain band and thread).
 void InterleaveGroupWeights(const Direct& k, int64_t ob0, int v_count, float* wg) {
   const float* w = k.w + ob0 * k.w_ob_stride;
   const int64_t steps = (k.cg + 3) / 4;
@@ -672,11 +681,11 @@ HWY_INLINE void GroupStep(D d, Vec (&acc)[V][R], const float* xs, const float* w
 // block per step), then the last block's whole steps and a masked one. Then each pixel's
 // block sums: interleaves of 32- and 64-bit lanes within each 128-bit block leave lane
 // 4a + v = the sum of vector v's block a (output channel 4v + a), and one lane permutation
-// puts output m in lane m (10 shuffles and adds per pixel, against V C / 4 FMAs: 48 for
-// 64 -> 12). The bias comes after the sums, then StoreBlocks' epilogue, as in
-// PointwiseTile; every pixel of the layer goes through this tile (any R), so all add alike.
-// Register blocking: V R accumulators, V weights and a broadcast input within the 32
-// registers: R = 8 for V = 3 (28 registers), 12 for V = 1 and 2.
+// puts output m in lane m (7 shuffles and 3 adds per pixel for V = 3, fewer where the
+// zero vectors fold away, against V C / 4 FMAs: 48 for 64 -> 12). The bias comes after the sums,
+// then StoreBlocks' epilogue, as in PointwiseTile; every pixel of the layer goes through this tile
+// (any R), so all add alike. Register blocking: V R accumulators, V weights and a broadcast input
+// within the 32 registers: R = 8 for V = 3 (28 registers), 12 for V = 1 and 2 (14 and 27).
 template <int V, int R>
 HWY_INLINE void GroupTile(const Direct& k, const float* wg, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
