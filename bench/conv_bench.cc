@@ -116,22 +116,23 @@ class TargetReporter : public LayerReporter {
 // last block of at most half a vector counts half a vector, as the NCHW-input tiles run it
 // on half-width FMAs, which AMD Zen 4 runs at twice the rate, and the pointwise tile on full
 // vectors of input-channel pairs, two lanes per output; on 16 lanes a pointwise layer to at
-// most 12 channels from 32 to 256 takes 4 lanes per 4 outputs, GroupTile: M/N bounds them, and the
-// kernels that keep full vectors for it lower still), and one output pixel, where the layer is a
-// matrix-vector product: each weight vector loaded feeds one FMA, so the cache level the weights
-// come from bounds it (L1 loads one 512-bit vector per cycle on Zen 4, as many as it runs FMAs; L2
-// fewer). Weights larger than L1 come from the level the roofline names for their bytes, whose
-// measured bandwidth bounds the layer at 0.5 FLOP per byte (2 FLOP per 4-byte weight; the input and
-// output vectors are a few KiB): the roofline's bound, given as a share of the peak.
+// most 12 or 17 to 20 channels from 32 to 256 takes 4 lanes per 4 outputs, GroupTile: M/N bounds
+// them, and the kernels that keep full vectors for it lower still), and one output pixel, where the
+// layer is a matrix-vector product: each weight vector loaded feeds one FMA, so the cache level the
+// weights come from bounds it (L1 loads one 512-bit vector per cycle on Zen 4, as many as it runs
+// FMAs; L2 fewer). Weights larger than L1 come from the level the roofline names for their bytes,
+// whose measured bandwidth bounds the layer at 0.5 FLOP per byte (2 FLOP per 4-byte weight; the
+// input and output vectors are a few KiB): the roofline's bound, given as a share of the peak.
 std::string ceiling(const TargetLayer& t) {
   std::string out;
   const int64_t lanes = simd_float_lanes();
   if (t.algorithm != "dot" && lanes > 1 && t.m % lanes != 0) {
     const int64_t rest = t.m % lanes;
     int64_t taken = t.m - rest + (2 * rest <= lanes ? lanes / 2 : lanes);
-    // GroupTile (kernels/direct, 16 lanes): a pointwise layer to at most 12 channels from
-    // 32 to 256 takes 4 lanes per 4 outputs.
-    if (t.algorithm == "pointwise" && lanes == 16 && t.m <= 12 && t.c >= 32 && t.c <= 256)
+    // GroupTile (kernels/direct, 16 lanes): a pointwise layer to at most 12 or to 17 to 20
+    // channels, from 32 to 256, takes 4 lanes per 4 outputs.
+    if (t.algorithm == "pointwise" && lanes == 16 && (t.m <= 12 || (t.m >= 17 && t.m <= 20)) &&
+        t.c >= 32 && t.c <= 256)
       taken = (t.m + 3) / 4 * 4;
     if (10 * t.m < 9 * taken) out += fmt::format("  [lanes {}/{}]", t.m, taken);
   }

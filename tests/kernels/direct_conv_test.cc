@@ -605,12 +605,12 @@ TEST(DirectConv, FirstLayerHalfBlockPixelVectorTiles) {
   });
 }
 
-// Pointwise layers with at most 12 output channels (the heads: on 16 lanes, from 32 to 256
-// input channels, GroupTile, whose lanes are 4 outputs x 4 input channels; otherwise the
-// usual tiles): every M from 1 to 12, and 13 to 17 (the usual tiles); input channels
+// Pointwise layers with few output channels (the heads: on 16 lanes, for at most 12 or 17
+// to 20 outputs from 32 to 256 input channels, GroupTile, whose lanes are 4 outputs x 4
+// input channels; otherwise the usual tiles): every M from 1 to 24; input channels
 // around the 4-channel steps and the 16-lane blocks (a last step of 1 to 3 channels reads
 // NaN in the padded lanes next to them), below 32 and past 256 (the usual tiles again);
-// pixel counts that leave each tail tile (1, 2, 4 and the 8 or 12 of a full tile); every
+// pixel counts that leave each tail tile (1, 2, 4 and the 4, 8 or 12 of a full tile); every
 // output layout, residuals before and after the activation, the affine map; in the
 // default 12-pixel segments and in min_units 1's 96-pixel ones, and with blocks farther
 // apart than the image. Where GroupTile runs, each case also runs in both segmentations
@@ -622,7 +622,7 @@ TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
     const int64_t c_ins[] = {1, 5, 18, 31, 32, 33, 35, 48, 64, 100, 253, 255, 256, 260};
     const int64_t widths[] = {1, 7, 13, 23, 31, 40, 50};
     int i = 0;
-    for (int64_t m = 1; m <= 17; ++m) {
+    for (int64_t m = 1; m <= 24; ++m) {
       for (size_t j = 0; j < std::size(c_ins); j += 1 + m % 2) {
         NchwcConvCase t;
         t.c_in = c_ins[(j + m) % std::size(c_ins)];
@@ -647,7 +647,8 @@ TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
             5000 + static_cast<uint32_t>(i));
         // The same bits in 12-pixel segments and in 96-pixel ones (no activation to hide a
         // difference).
-        const bool group_tile = c == 16 && t.c_in >= 32 && t.c_in <= 256 && m <= 12;
+        const bool group_tile =
+            c == 16 && t.c_in >= 32 && t.c_in <= 256 && (m <= 12 || (m >= 17 && m <= 20));
         ++i;
         if (!group_tile) continue;
         t.y_block = 0;

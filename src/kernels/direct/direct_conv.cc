@@ -616,26 +616,29 @@ HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #if HWY_MAX_BYTES == 64  // GroupTile: 16-lane vectors only (AVX-512)
-// A pointwise layer with at most 12 output channels from 32 to 256 input channels (the
-// detection heads 64 -> 12, 48 -> 12 and 64 -> 6, RFB's 64 -> 8 branch convs) runs
-// GroupTile instead of PointwiseTile, whose lanes are the block's 16 output channels (12 of
-// 16 busy for 12) or, for at most 8, PointwisePairTile's channel pairs (6 of 8 for 6, with
-// a broadcast per FMA). Here lane 4a + b of vector v holds output channel 4v + a's sum over
+// A pointwise layer with at most 12 or with 17 to 20 output channels, from 32 to 256 input
+// channels (the detection heads 64 -> 12, 48 -> 12 and 64 -> 6, ppocr's 96 -> 18, RFB's
+// 64 -> 8 branch convs) runs GroupTile instead of PointwiseTile, whose lanes are a block's
+// 16 output channels (12 of 16 busy for 12) or, for at most 8 in a block,
+// PointwisePairTile's channel pairs (6 of 8 for 6, with a broadcast per FMA; 16 + 2 of
+// 16 + 8 for 18). Here lane 4a + b of vector v holds output channel 4v + a's sum over
 // input channels b mod 4: per pixel and 4 input channels, one 128-bit broadcast
 // (LoadDup128, a load with no shuffle) and V = ceil(M / 4) FMAs, every lane working when M
-// is a multiple of 4. GroupVectors: V, or 0 when the layer is not GroupTile's: more than
-// 12 outputs; fewer than kGroupMinChannels inputs (measured from 48 up; with few channels
-// the per-pixel reduction is a larger share: 16 -> 12 would take 12 FMAs and about 10
-// shuffles and adds per pixel, against PointwiseTile's 16 FMAs); more than
-// kGroupMaxChannels (the interleaved weights live on the stack).
+// is a multiple of 4. GroupVectors: V, or 0 when the layer is not GroupTile's: 13 to 16
+// outputs (one full block: 13 to 16 of 16 lanes busy) or more than 20; fewer than kGroupMinChannels
+// inputs (measured from 48 up; with few channels the per-pixel reduction is a larger share: 16 ->
+// 12 would take 12 FMAs and about 10 shuffles and adds per pixel, against PointwiseTile's 16 FMAs);
+// more than kGroupMaxChannels (the interleaved weights live on the stack).
 constexpr int64_t kGroupMinChannels = 32;
 constexpr int64_t kGroupMaxChannels = 256;
-constexpr int kGroupMaxVectors = 3;
+constexpr int kGroupMaxVectors = 5;
 int GroupVectors(const Direct& k) {
-  if (!k.pointwise || k.group_blocks != 1 || k.cg < kGroupMinChannels || k.cg > kGroupMaxChannels) {
+  const int64_t m = k.out.channels;
+  if (!k.pointwise || k.chunks_per_group != 1 || k.cg < kGroupMinChannels ||
+      k.cg > kGroupMaxChannels || (m > 12 && m <= 16) || m > 4 * kGroupMaxVectors) {
     return 0;
   }
-  return k.out.channels <= 4 * kGroupMaxVectors ? static_cast<int>((k.out.channels + 3) / 4) : 0;
+  return static_cast<int>((m + 3) / 4);
 }
 
 // GroupTile's weights, once per call: wg[(s * V + v) * 16 + 4a + b] = the weight of output
@@ -649,7 +652,9 @@ void InterleaveGroupWeights(const Direct& k, int64_t ob0, int v_count, float* wg
       for (int lane = 0; lane < kLanes; ++lane) {
         const int64_t m = 4 * v + lane / 4, ic = 4 * s + lane % 4;
         wg[(s * v_count + v) * kLanes + lane] =
-            m < k.out.channels && ic < k.cg ? w[ic * kLanes + m] : 0.0f;
+            m < k.out.channels && ic < k.cg
+                ? w[m / kLanes * k.w_ob_stride + ic * kLanes + m % kLanes]
+                : 0.0f;
       }
     }
   }
@@ -665,14 +670,14 @@ template <int V, int R, bool kMasked = false, class D, class Vec>
 HWY_INLINE void GroupStep(D d, Vec (&acc)[V][R], const float* xs, const float* ws,
                           int64_t rest = 4) {
   Vec w[V];
-  HWY_UNROLL(4) for (int v = 0; v < V; ++v) w[v] = hn::Load(d, ws + v * kLanes);
+  HWY_UNROLL(8) for (int v = 0; v < V; ++v) w[v] = hn::Load(d, ws + v * kLanes);
   HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
     Vec xb = hn::LoadDup128(d, xs + r * kLanes);
     if constexpr (kMasked) {
       xb = hn::IfThenElseZero(hn::Lt(hn::Load(d, kBlockLane), hn::Set(d, static_cast<float>(rest))),
                               xb);
     }
-    HWY_UNROLL(4) for (int v = 0; v < V; ++v) acc[v][r] = hn::MulAdd(w[v], xb, acc[v][r]);
+    HWY_UNROLL(8) for (int v = 0; v < V; ++v) acc[v][r] = hn::MulAdd(w[v], xb, acc[v][r]);
   }
 }
 
@@ -681,11 +686,15 @@ HWY_INLINE void GroupStep(D d, Vec (&acc)[V][R], const float* xs, const float* w
 // block per step), then the last block's whole steps and a masked one. Then each pixel's
 // block sums: interleaves of 32- and 64-bit lanes within each 128-bit block leave lane
 // 4a + v = the sum of vector v's block a (output channel 4v + a), and one lane permutation
-// puts output m in lane m (7 shuffles and 3 adds per pixel for V = 3, fewer where the
-// zero vectors fold away, against V C / 4 FMAs: 48 for 64 -> 12). The bias comes after the sums,
-// then StoreBlocks' epilogue, as in PointwiseTile; every pixel of the layer goes through this tile
-// (any R), so all add alike. Register blocking: V R accumulators, V weights and a broadcast input
-// within the 32 registers: R = 8 for V = 3 (28 registers), 12 for V = 1 and 2 (14 and 27).
+// puts output m in lane m (7 shuffles and 3 adds per pixel for V = 3, fewer where the zero
+// vectors fold away, against V C / 4 FMAs: 48 for 64 -> 12); vector 4 (outputs 16 to 19)
+// goes the same way into block 1. The bias comes after the sums, then StoreBlocks'
+// epilogue, as in PointwiseTile; every pixel of the layer goes through this tile (any R),
+// so all add alike. Register blocking: V R accumulators, V weights and a broadcast input
+// within the 32 registers: R = 8 for V = 3 (28 registers), 12 for V = 1 and 2 (14 and 27),
+// 4 for V = 5 (26). The loops over V unroll by 8: unrolled by 4, V = 5 kept its
+// accumulators in memory (ppocr's 96 -> 18 took 45 us in conv_bench against 35 before
+// GroupTile; 30 unrolled).
 template <int V, int R>
 HWY_INLINE void GroupTile(const Direct& k, const float* wg, int64_t ob0, int64_t pix0) {
   const hn::ScalableTag<float> d;
@@ -711,26 +720,31 @@ HWY_INLINE void GroupTile(const Direct& k, const float* wg, int64_t ob0, int64_t
   alignas(64) static constexpr int32_t kOrder[kLanes] = {0, 4, 8,  12, 1, 5, 9,  13,
                                                          2, 6, 10, 14, 3, 7, 11, 15};
   const auto order = hn::SetTableIndices(d, kOrder);
-  Vec out[1][R];
-  HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
-    const Vec zero = hn::Zero(d);
-    Vec a0 = acc[0][r], a1 = zero, a2 = zero;
-    if constexpr (V > 1) a1 = acc[V > 1 ? 1 : 0][r];
-    if constexpr (V > 2) a2 = acc[V > 2 ? 2 : 0][r];
-    // Per block: (a0 lanes 0 + 2, a1 lanes 0 + 2, a0 lanes 1 + 3, a1 lanes 1 + 3), and a2's.
-    const Vec u = hn::Add(hn::InterleaveLower(d, a0, a1), hn::InterleaveUpper(d, a0, a1));
-    const Vec w = hn::Add(hn::InterleaveLower(d, a2, zero), hn::InterleaveUpper(d, a2, zero));
-    const auto ub = hn::BitCast(d64, u), wb = hn::BitCast(d64, w);
-    const Vec sums = hn::Add(hn::BitCast(d, hn::InterleaveLower(d64, ub, wb)),
-                             hn::BitCast(d, hn::InterleaveUpper(d64, ub, wb)));
-    out[0][r] = hn::TableLookupLanes(sums, order);
+  constexpr int kBlocks = (V + 3) / 4;
+  Vec out[kBlocks][R];
+  HWY_UNROLL(2) for (int b = 0; b < kBlocks; ++b) {
+    HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
+      Vec a[4];
+      HWY_UNROLL(4) for (int j = 0; j < 4; ++j) {
+        a[j] = 4 * b + j < V ? acc[std::min(4 * b + j, V - 1)][r] : hn::Zero(d);
+      }
+      // Per block: (a0 lanes 0 + 2, a1 lanes 0 + 2, a0 lanes 1 + 3, a1 lanes 1 + 3); a2's, a3's.
+      const Vec u = hn::Add(hn::InterleaveLower(d, a[0], a[1]), hn::InterleaveUpper(d, a[0], a[1]));
+      const Vec w = hn::Add(hn::InterleaveLower(d, a[2], a[3]), hn::InterleaveUpper(d, a[2], a[3]));
+      const auto ub = hn::BitCast(d64, u), wb = hn::BitCast(d64, w);
+      const Vec sums = hn::Add(hn::BitCast(d, hn::InterleaveLower(d64, ub, wb)),
+                               hn::BitCast(d, hn::InterleaveUpper(d64, ub, wb)));
+      out[b][r] = hn::TableLookupLanes(sums, order);
+    }
   }
   AddBias(d, k, ob0, out);
   StoreBlocks<true>(d, k.out, ob0, pix0, out);
 }
 
 // n pixels from pix0 of a GroupVectors layer: GroupTiles of R pixels, then of 4, 2 and 1.
-template <int V, int R = (V == 3 ? 8 : 12)>
+template <int V, int R = (V <= 2   ? 12
+                          : V == 3 ? 8
+                                   : 4)>
 HWY_NOINLINE void GroupRun(const Direct& k, const float* wg, int64_t ob0, int64_t pix0, int64_t n) {
   if constexpr (R >= 1) {
     for (; n >= R; n -= R, pix0 += R) GroupTile<V, R>(k, wg, ob0, pix0);
@@ -1264,6 +1278,7 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
       if (v == 1) GroupRun<1>(k, wg, 0, pix0, n);
       if (v == 2) GroupRun<2>(k, wg, 0, pix0, n);
       if (v == 3) GroupRun<3>(k, wg, 0, pix0, n);
+      if (v == 5) GroupRun<5>(k, wg, 0, pix0, n);
     }
     return;
   }
