@@ -642,10 +642,11 @@ int GroupVectors(const Direct& k) {
 }
 
 // GroupTile's weights, once per call: wg[(s * V + v) * 16 + 4a + b] = the weight of output
-// channel 4v + a and input channel 4s + b (0 past M or C), from the packed [ic][c] block.
-// Scalar code, C * 4V stores per call (one per ConvChain band and thread).
-void InterleaveGroupWeights(const Direct& k, int64_t ob0, int v_count, float* wg) {
-  const float* w = k.w + ob0 * k.w_ob_stride;
+// channel 4v + a and input channel 4s + b (0 past M or C), from the packed [ob][ic][c]
+// weights (a GroupVectors layer is one chunk: its blocks start at 0). Scalar code, C * 4V
+// stores per call (one per ConvChain band and thread).
+void InterleaveGroupWeights(const Direct& k, int v_count, float* wg) {
+  const float* w = k.w;
   const int64_t steps = (k.cg + 3) / 4;
   for (int64_t s = 0; s < steps; ++s) {
     for (int v = 0; v < v_count; ++v) {
@@ -671,12 +672,11 @@ HWY_INLINE void GroupStep(D d, Vec (&acc)[V][R], const float* xs, const float* w
                           int64_t rest = 4) {
   Vec w[V];
   HWY_UNROLL(8) for (int v = 0; v < V; ++v) w[v] = hn::Load(d, ws + v * kLanes);
+  [[maybe_unused]] const auto valid =
+      hn::Lt(hn::Load(d, kBlockLane), hn::Set(d, static_cast<float>(rest)));
   HWY_UNROLL(16) for (int r = 0; r < R; ++r) {
     Vec xb = hn::LoadDup128(d, xs + r * kLanes);
-    if constexpr (kMasked) {
-      xb = hn::IfThenElseZero(hn::Lt(hn::Load(d, kBlockLane), hn::Set(d, static_cast<float>(rest))),
-                              xb);
-    }
+    if constexpr (kMasked) xb = hn::IfThenElseZero(valid, xb);
     HWY_UNROLL(8) for (int v = 0; v < V; ++v) acc[v][r] = hn::MulAdd(w[v], xb, acc[v][r]);
   }
 }
@@ -696,7 +696,7 @@ HWY_INLINE void GroupStep(D d, Vec (&acc)[V][R], const float* xs, const float* w
 // accumulators in memory (ppocr's 96 -> 18 took 45 us in conv_bench against 35 before
 // GroupTile; 30 unrolled).
 template <int V, int R>
-HWY_INLINE void GroupTile(const Direct& k, const float* wg, int64_t ob0, int64_t pix0) {
+HWY_INLINE void GroupTile(const Direct& k, const float* wg, int64_t pix0) {
   const hn::ScalableTag<float> d;
   using Vec = hn::Vec<decltype(d)>;
   constexpr int64_t c = kLanes;
@@ -737,18 +737,18 @@ HWY_INLINE void GroupTile(const Direct& k, const float* wg, int64_t ob0, int64_t
       out[b][r] = hn::TableLookupLanes(sums, order);
     }
   }
-  AddBias(d, k, ob0, out);
-  StoreBlocks<true>(d, k.out, ob0, pix0, out);
+  AddBias(d, k, 0, out);
+  StoreBlocks<true>(d, k.out, 0, pix0, out);
 }
 
 // n pixels from pix0 of a GroupVectors layer: GroupTiles of R pixels, then of 4, 2 and 1.
 template <int V, int R = (V <= 2   ? 12
                           : V == 3 ? 8
                                    : 4)>
-HWY_NOINLINE void GroupRun(const Direct& k, const float* wg, int64_t ob0, int64_t pix0, int64_t n) {
+HWY_NOINLINE void GroupRun(const Direct& k, const float* wg, int64_t pix0, int64_t n) {
   if constexpr (R >= 1) {
-    for (; n >= R; n -= R, pix0 += R) GroupTile<V, R>(k, wg, ob0, pix0);
-    if (n > 0) GroupRun<V, (R > 4 ? 4 : R / 2)>(k, wg, ob0, pix0, n);
+    for (; n >= R; n -= R, pix0 += R) GroupTile<V, R>(k, wg, pix0);
+    if (n > 0) GroupRun<V, (R > 4 ? 4 : R / 2)>(k, wg, pix0, n);
   }
 }
 #endif  // HWY_MAX_BYTES == 64
@@ -1157,6 +1157,14 @@ HWY_INLINE void ColumnTileN(int64_t r, const Direct& k, int64_t ob0, int64_t g, 
   }
 }
 
+// Output columns [begin, end) of segment `seg` of a row (one work item's pixels): segments
+// count from the first interior column, seg_origin, and segment 0 also holds the left
+// border (resolve).
+[[maybe_unused]] ref::Range SegmentColumns(const Direct& k, int64_t seg) {
+  return {seg == 0 ? 0 : k.seg_origin + seg * k.segment,
+          std::min(k.ow, k.seg_origin + (seg + 1) * k.segment)};
+}
+
 // The output blocks [begin, end) of chunk `chunk` of a group: its group_blocks in
 // chunks_per_group chunks of at most kTileMaxBlocks, whose sizes differ by at most one. With
 // full chunks first, 4 blocks (32 channels) in chunks of 3 (then AVX2's, now SSE4's) went as
@@ -1264,21 +1272,18 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // this target's vector width would read and write past its buffers.
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
   const Direct k = resolve(p, x, w, bias, z, y, min_units);
-  const int64_t units = k.oh * k.segments;
 #if HWY_MAX_BYTES == 64
   if (const int v = GroupVectors(k); v > 0) {
     // One block, one cache pass, no border: each item is a segment of the flattened image.
     alignas(64) float wg[kGroupMaxChannels / 4 * kGroupMaxVectors * kLanes];
-    InterleaveGroupWeights(k, 0, v, wg);
+    InterleaveGroupWeights(k, v, wg);
     for (int64_t u = begin; u < end; ++u) {
-      const int64_t oh = u / k.segments, seg = u % k.segments;
-      const int64_t o0 = seg == 0 ? 0 : k.seg_origin + seg * k.segment;
-      const int64_t o1 = std::min(k.ow, k.seg_origin + (seg + 1) * k.segment);
-      const int64_t pix0 = oh * k.ow + o0, n = o1 - o0;
-      if (v == 1) GroupRun<1>(k, wg, 0, pix0, n);
-      if (v == 2) GroupRun<2>(k, wg, 0, pix0, n);
-      if (v == 3) GroupRun<3>(k, wg, 0, pix0, n);
-      if (v == 5) GroupRun<5>(k, wg, 0, pix0, n);
+      const ref::Range cols = SegmentColumns(k, u % k.segments);
+      const int64_t pix0 = u / k.segments * k.ow + cols.begin, n = cols.end - cols.begin;
+      if (v == 1) GroupRun<1>(k, wg, pix0, n);
+      if (v == 2) GroupRun<2>(k, wg, pix0, n);
+      if (v == 3) GroupRun<3>(k, wg, pix0, n);
+      if (v == 5) GroupRun<5>(k, wg, pix0, n);
     }
     return;
   }
@@ -1290,6 +1295,7 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // all of the chunk's weights again, from L2 or, past L2's size, from L3: ResNet-18's
   // layer4.0.conv2 (512 channels at 7x7, 1.2 MB of weights per chunk) took 1868 us in conv_bench
   // against 1323 this way, layer3.0.conv2 1576 against 1261.
+  const int64_t units = k.oh * k.segments;
   const int64_t unit_pixels = std::min(k.segment, k.ow);
   const ref::Range& inner = k.inner;
   for (int64_t item = begin; item < end;) {
@@ -1312,10 +1318,8 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
       const int64_t gb = std::min(u1, ga + group);
       for (int64_t ic = 0; ic < k.cg; ic += step) {
         for (int64_t u = ga; u < gb; ++u) {
-          const int64_t oh = u / k.segments, seg = u % k.segments;
-          const int64_t o0 = seg == 0 ? 0 : k.seg_origin + seg * k.segment;
-          const int64_t o1 = std::min(k.ow, k.seg_origin + (seg + 1) * k.segment);
-          RowN(blocks, k, ob0, g, oh, o0, o1, ic, step, columns);
+          const ref::Range cols = SegmentColumns(k, u % k.segments);
+          RowN(blocks, k, ob0, g, u / k.segments, cols.begin, cols.end, ic, step, columns);
         }
         if (columns) {
           // The left border of the rows whose first segment is in [ga, gb) (all of it lies
