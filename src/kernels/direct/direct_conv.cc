@@ -13,6 +13,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
 #include "base/cpu.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/direct/direct_conv.h"
 #include "kernels/reference/spatial.h"
@@ -411,6 +412,44 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   }
 }
 
+// Input channels up to which an NCHW tile prefetches the next output row's input
+// (PrefetchNextRow): the network input's 3 or 4, the layers measured.
+constexpr int64_t kPrefetchMaxChannels = 4;
+
+// Prefetches the input rows that output row oh + 1 reads and row oh does not (2 at
+// stride 2 for a 3x3 window, 1 at stride 1), over the columns of output pixels [ow0, ow0
+// + n), for the span's input channels of group g. A first layer reads the graph input,
+// evicted by the rest of the model since the last run, and the hardware prefetchers pick
+// each 2.5 KB row of RetinaFace 640's up only after its first misses (README.md: its first
+// ConvChain took half the time this way). A prefetch never faults and writes nothing:
+// below a ConvChain band it fetches the next band's rows (the point), below the image's
+// last row at most kh rows of whatever memory lies there, so the addresses are integers,
+// never pointers past the tensor. Only NCHW inputs with at most kPrefetchMaxChannels
+// channels in the span: with more, the next rows' lines would crowd the current ones out
+// of L1 (not measured).
+HWY_INLINE void PrefetchNextRow(const Direct& k, int64_t g, int64_t oh, int64_t ow0, int64_t n,
+                                const Span& sp) {
+  if (k.xb != 1 || sp.ic_end - sp.ic_begin > kPrefetchMaxChannels) return;
+  const int64_t done = oh * k.sh - k.ph + (k.kh - 1) * k.dh;  // row oh's last input row
+  const int64_t col0 = std::max<int64_t>(ow0 * k.sw - k.pw, 0);
+  const int64_t col1 = std::min((ow0 + n - 1) * k.sw - k.pw + (k.kw - 1) * k.dw, k.wd - 1);
+  if (col1 < col0) return;
+  constexpr uintptr_t kLine = 64;
+  for (int64_t i = 0; i < k.kh; ++i) {
+    const int64_t row = (oh + 1) * k.sh - k.ph + i * k.dh;
+    if (row <= done || row < 0) continue;
+    for (int64_t icg = sp.ic_begin; icg < sp.ic_end; ++icg) {
+      const uintptr_t plane =
+          reinterpret_cast<uintptr_t>(k.x) + (g * k.cg + icg) * k.x_cb_stride * sizeof(float);
+      const uintptr_t a0 = plane + (row * k.wd + col0) * sizeof(float);
+      const uintptr_t a1 = plane + (row * k.wd + col1) * sizeof(float);
+      for (uintptr_t a = a0 & ~(kLine - 1); a <= a1; a += kLine) {
+        hwy::Prefetch(reinterpret_cast<const float*>(a));
+      }
+    }
+  }
+}
+
 #if HWY_MAX_BYTES == 64  // PixelVectorTile: 16-lane vectors only (AVX-512)
 // Output channels a PixelVectorTile computes: half a vector (the lanes of a half block).
 constexpr int kPixelTileChannels = kLanes / 2;
@@ -478,6 +517,7 @@ HWY_NOINLINE void PixelVectorTile(const Direct& k, int64_t ob0, int64_t g, int64
   HWY_UNROLL(16) for (int o = 0; o < kM; ++o) {
     HWY_UNROLL(4) for (int v = 0; v < NV; ++v) acc[o][v] = hn::Set(d, -0.0f);
   }
+  PrefetchNextRow(k, g, oh, ow0, 16 * NV, sp);
   const float* wb = k.w + ob0 * k.w_ob_stride;
   const int64_t col0 = ow0 * 2 - k.pw;
   for (int64_t icg = sp.ic_begin; icg < sp.ic_end; ++icg) {
@@ -902,6 +942,7 @@ HWY_NOINLINE void NchwEdgePixel(const Direct& k, int64_t ob0, int64_t g, int64_t
 template <int B, int R, int kStep = 0, bool kHalf = false>
 HWY_INLINE void Tile(const Direct& k, int64_t ob0, int64_t g, int64_t oh, int64_t ow0,
                      const Span& sp) {
+  if constexpr (kStep != kLanes) PrefetchNextRow(k, g, oh, ow0, R, sp);
   if constexpr (R == 1 && kStep != kLanes && !kHalf) {
     if (k.xb == 1 && k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1 && sp.kh0 == 0 &&
         sp.kh1 == 3 && sp.kw1 - sp.kw0 == 2) {
