@@ -412,28 +412,19 @@ HWY_NOINLINE void TileImpl(const Direct& k, int64_t ob0, int64_t g, int64_t oh, 
   }
 }
 
-// Input channels up to which an NCHW tile prefetches the next output row's input
-// (PrefetchNextRow): the network input's 3 or 4, the layers measured.
+// Input channels per group up to which an NCHW layer prefetches the next output row's input
+// (PrefetchNextRow): the network input's 3 (RGB: every model measured) or 4 (RGBA or
+// padded, allowed, not measured).
 constexpr int64_t kPrefetchMaxChannels = 4;
 
-// Prefetches the input rows that output row oh + 1 reads and row oh does not (2 at
-// stride 2 for a 3x3 window, 1 at stride 1), over the columns of output pixels [ow0, ow0
-// + n), for the span's input channels of group g. A first layer reads the graph input,
-// evicted by the rest of the model since the last run, and the hardware prefetchers pick
-// each 2.5 KB row of RetinaFace 640's up only after its first misses (README.md: its first
-// ConvChain took half the time this way). A prefetch never faults and writes nothing:
-// below a ConvChain band it fetches the next band's rows (the point), below the image's
-// last row at most kh rows of whatever memory lies there, so the addresses are integers,
-// never pointers past the tensor. Only NCHW inputs with at most kPrefetchMaxChannels
-// channels in the span: with more, the next rows' lines would crowd the current ones out
-// of L1 (not measured).
-HWY_INLINE void PrefetchNextRow(const Direct& k, int64_t g, int64_t oh, int64_t ow0, int64_t n,
-                                const Span& sp) {
-  if (k.xb != 1 || sp.ic_end - sp.ic_begin > kPrefetchMaxChannels) return;
-  const int64_t done = oh * k.sh - k.ph + (k.kh - 1) * k.dh;  // row oh's last input row
-  const int64_t col0 = std::max<int64_t>(ow0 * k.sw - k.pw, 0);
-  const int64_t col1 = std::min((ow0 + n - 1) * k.sw - k.pw + (k.kw - 1) * k.dw, k.wd - 1);
-  if (col1 < col0) return;
+// PrefetchNextRow's loop: columns [col0, col1] of the input rows below row oh's window
+// that row oh + 1 reads, for the span's channels of group g, one prefetch per 64-byte line.
+// Inline: out of line (HWY_NOINLINE, less code in every Tile), RetinaFace 640's first
+// ConvChain lost the gain, 2.13 to 2.62 ms against 1.15 to 1.47 for the inline loop (3
+// alternated `--per-layer` rounds); the cause was not found.
+HWY_INLINE void PrefetchRows(const Direct& k, int64_t g, const Span& sp, int64_t oh, int64_t col0,
+                             int64_t col1) {
+  const int64_t done = oh * k.sh - k.ph + (k.kh - 1) * k.dh;  // row oh's window's last row
   constexpr uintptr_t kLine = 64;
   for (int64_t i = 0; i < k.kh; ++i) {
     const int64_t row = (oh + 1) * k.sh - k.ph + i * k.dh;
@@ -448,6 +439,26 @@ HWY_INLINE void PrefetchNextRow(const Direct& k, int64_t g, int64_t oh, int64_t 
       }
     }
   }
+}
+
+// Prefetches the input rows below row oh's window that output row oh + 1 reads (2 at
+// stride 2 for a 3x3 or 7x7 window, 1 at stride 1), over the columns of output pixels
+// [ow0, ow0 + n), for the span's input channels of group g: the first layers (an NCHW
+// input, at most kPrefetchMaxChannels channels per group, a window larger than 1x1; a 1x1
+// NCHW conv is flattened into one row by resolve). A first layer reads the graph input,
+// evicted by the rest of the model since the last run, and the hardware prefetchers pick
+// each 2.5 KB row of RetinaFace 640's up only after its first misses (README.md: its first
+// ConvChain took twice the time without). Within a layer or a ConvChain band the lines are
+// its next row's; at a band's last row, the next band's first rows. Past the image's last
+// row they are the next channel's first rows, or for the last channel up to kh rows past
+// the tensor: a prefetch never faults and writes nothing, and the addresses are integers
+// because a pointer past the tensor would be undefined behaviour.
+HWY_INLINE void PrefetchNextRow(const Direct& k, int64_t g, int64_t oh, int64_t ow0, int64_t n,
+                                const Span& sp) {
+  if (k.xb != 1 || k.cg > kPrefetchMaxChannels || k.kh * k.kw == 1) return;
+  const int64_t col0 = std::max<int64_t>(ow0 * k.sw - k.pw, 0);
+  const int64_t col1 = std::min((ow0 + n - 1) * k.sw - k.pw + (k.kw - 1) * k.dw, k.wd - 1);
+  if (col1 >= col0) PrefetchRows(k, g, sp, oh, col0, col1);
 }
 
 #if HWY_MAX_BYTES == 64  // PixelVectorTile: 16-lane vectors only (AVX-512)
