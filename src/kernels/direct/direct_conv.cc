@@ -419,9 +419,11 @@ constexpr int64_t kPrefetchMaxChannels = 4;
 
 // PrefetchNextRow's loop: columns [col0, col1] of the input rows below row oh's window
 // that row oh + 1 reads, for the span's channels of group g, one prefetch per 64-byte line.
-// Inline: out of line (HWY_NOINLINE, less code in every Tile), RetinaFace 640's first
-// ConvChain lost the gain, 2.13 to 2.62 ms against 1.15 to 1.47 for the inline loop (3
-// alternated `--per-layer` rounds); the cause was not found.
+// Inline: out of line (HWY_NOINLINE, less code in every Tile), GCC dropped every call to it,
+// since to GCC a function whose only effect is a prefetch has none (no call was left in
+// PixelVectorTile's code; a 10-line test at -O3 keeps neither the call nor the function),
+// and RetinaFace 640's first ConvChain took 2.13 to 2.62 ms again, against 1.15 to 1.47
+// inline (3 alternated `--per-layer` rounds).
 HWY_INLINE void PrefetchRows(const Direct& k, int64_t g, const Span& sp, int64_t oh, int64_t col0,
                              int64_t col1) {
   const int64_t done = oh * k.sh - k.ph + (k.kh - 1) * k.dh;  // row oh's window's last row
