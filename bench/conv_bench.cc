@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/cpu.h"
+#include "kernels/direct/direct_conv.h"
 #include "model_layers.h"
 #include "tern/roofline.h"
 
@@ -129,11 +130,10 @@ std::string ceiling(const TargetLayer& t) {
   if (t.algorithm != "dot" && lanes > 1 && t.m % lanes != 0) {
     const int64_t rest = t.m % lanes;
     int64_t taken = t.m - rest + (2 * rest <= lanes ? lanes / 2 : lanes);
-    // GroupTile (kernels/direct, 16 lanes): a pointwise layer to at most 12 or to 17 to 20
-    // channels, from 32 to 256, takes 4 lanes per 4 outputs.
-    if (t.algorithm == "pointwise" && lanes == 16 && (t.m <= 12 || (t.m >= 17 && t.m <= 20)) &&
-        t.c >= 32 && t.c <= 256)
+    // GroupTile (kernels/direct) takes 4 lanes per 4 outputs.
+    if (t.algorithm == "pointwise" && kernels::direct_group_tile(t.m, t.c, lanes)) {
       taken = (t.m + 3) / 4 * 4;
+    }
     if (10 * t.m < 9 * taken) out += fmt::format("  [lanes {}/{}]", t.m, taken);
   }
   if (t.pixels == 1) {

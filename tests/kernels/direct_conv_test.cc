@@ -647,8 +647,7 @@ TEST(DirectConv, PointwiseHeadsOnGroupedLanes) {
             5000 + static_cast<uint32_t>(i));
         // The same bits in 12-pixel segments and in 96-pixel ones (no activation to hide a
         // difference).
-        const bool group_tile =
-            c == 16 && t.c_in >= 32 && t.c_in <= 256 && (m <= 12 || (m >= 17 && m <= 20));
+        const bool group_tile = kernels::direct_group_tile(m, t.c_in, c);
         ++i;
         if (!group_tile) continue;
         t.y_block = 0;

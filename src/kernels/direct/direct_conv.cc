@@ -677,20 +677,16 @@ HWY_INLINE void PointwisePairTile(const Direct& k, int64_t ob0, int64_t pix0) {
 // 16 + 8 for 18). Here lane 4a + b of vector v holds output channel 4v + a's sum over
 // input channels b mod 4: per pixel and 4 input channels, one 128-bit broadcast
 // (LoadDup128, a load with no shuffle) and V = ceil(M / 4) FMAs, every lane working when M
-// is a multiple of 4. GroupVectors: V, or 0 when the layer is not GroupTile's: 13 to 16
-// outputs (one full block: 13 to 16 of 16 lanes busy) or more than 20; fewer than kGroupMinChannels
-// inputs (measured from 48 up; with few channels the per-pixel reduction is a larger share: 16 ->
-// 12 would take 12 FMAs and about 10 shuffles and adds per pixel, against PointwiseTile's 16 FMAs);
-// more than kGroupMaxChannels (the interleaved weights live on the stack).
-constexpr int64_t kGroupMinChannels = 32;
-constexpr int64_t kGroupMaxChannels = 256;
-constexpr int kGroupMaxVectors = 5;
+// is a multiple of 4. GroupVectors: V, or 0 when the layer is not GroupTile's
+// (direct_group_tile: 13 to 16 outputs fill one block's 16 lanes anyway; more than 20 take
+// other tiles; fewer than kGroupTileMinChannels inputs: measured from 48 up, and with few
+// channels the per-pixel reduction is a larger share: 16 -> 12 would take 12 FMAs and about
+// 10 shuffles and adds per pixel, against PointwiseTile's 16 FMAs; more than
+// kGroupTileMaxChannels: the interleaved weights live on the stack).
+constexpr int kGroupMaxVectors = 5;  // 20 outputs
 int GroupVectors(const Direct& k) {
   const int64_t m = k.out.channels;
-  if (!k.pointwise || k.chunks_per_group != 1 || k.cg < kGroupMinChannels ||
-      k.cg > kGroupMaxChannels || (m > 12 && m <= 16) || m > 4 * kGroupMaxVectors) {
-    return 0;
-  }
+  if (!k.pointwise || k.chunks_per_group != 1 || !direct_group_tile(m, k.cg, kLanes)) return 0;
   return static_cast<int>((m + 3) / 4);
 }
 
@@ -1329,7 +1325,7 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
 #if HWY_MAX_BYTES == 64
   if (const int v = GroupVectors(k); v > 0) {
     // One block, one cache pass, no border: each item is a segment of the flattened image.
-    alignas(64) float wg[kGroupMaxChannels / 4 * kGroupMaxVectors * kLanes];
+    alignas(64) float wg[kGroupTileMaxChannels / 4 * kGroupMaxVectors * kLanes];
     InterleaveGroupWeights(k, v, wg);
     for (int64_t u = begin; u < end; ++u) {
       const ref::Range cols = SegmentColumns(k, u % k.segments);

@@ -26,6 +26,24 @@ bool direct_conv_supported(const ref::FusedConvParams& p);
 /// per thread; this keeps 2 threads on that split.
 inline constexpr int64_t kDirectMinSpatialUnits = 16;
 
+/// Input channels per group from which, and up to which, a pointwise layer may run
+/// GroupTile (direct_group_tile): below 32 its per-pixel reduction is too large a share of
+/// its FMAs; above 256 its interleaved weights would outgrow their stack buffer.
+inline constexpr int64_t kGroupTileMinChannels = 32;
+inline constexpr int64_t kGroupTileMaxChannels = 256;
+
+/// Whether f32_direct_conv runs a pointwise conv (1x1, stride 1, no padding, one group,
+/// NCHWc input) with `out_channels` outputs from `in_channels` inputs on GroupTile, whose
+/// lanes hold 4 outputs x 4 input channels (README.md, "GroupTile"): on 16-lane targets
+/// (`lanes`, the target's float lanes) only, for at most 12 or 17 to 20 outputs (13 to 16
+/// fill a block's lanes anyway) and kGroupTileMinChannels to kGroupTileMaxChannels inputs.
+/// conv_bench's lane count and the tests use it to know which tile runs.
+inline bool direct_group_tile(int64_t out_channels, int64_t in_channels, int64_t lanes) {
+  return lanes == 16 && in_channels >= kGroupTileMinChannels &&
+         in_channels <= kGroupTileMaxChannels &&
+         (out_channels <= 12 || (out_channels >= 17 && out_channels <= 20));
+}
+
 /// Work items of one image: (chunk of up to 4 output-channel blocks (3 on SSE4, and on AVX2
 /// for an NCHW input; a group's chunks differ by at most one block), output row, row segment)
 /// triples, chunk major: a
