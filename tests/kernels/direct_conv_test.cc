@@ -156,23 +156,26 @@ TEST(DirectConv, MatchesReferenceOnModelShapes) {
 // Outputs of one pixel (ppocr's SE convs: 1x1 on a 1 x 1 map; a 3x3 over a 3 x 3 input):
 // NCHW y is then stored as NHWC, one vector per block, whatever the activation. Every
 // activation, with and without the affine map and a residual (which takes the lane-by-lane
-// path), output channels that fill a last block by 1 lane, half of it or all of it.
+// path), output channels that fill a last block by 1 lane, half of it or all of it. The 1x1
+// ones run MatVecTile: chunks of 1 to 4 blocks (1, c / 2; 2c; 2c + 1 and 6c as 3 + 3; 8c
+// as 4 + 4 where chunks have 4), input channels split between its copies of the sums with
+// a partial block (7, 2c + 3) or none (6c), into NCHWc, NCHW and NHWC.
 TEST(DirectConv, OnePixelOutputs) {
   test::for_each_simd_target([](const std::string& target, int c) {
     if (!has_fast_kernels(target)) return;  // the reference runs there
     int i = 0;
-    for (const int64_t c_out : {1, c / 2, 2 * c + 1, 6 * c}) {
-      for (const int64_t c_in : {7, 6 * c}) {
+    for (const int64_t c_out : {1, c / 2, 2 * c, 2 * c + 1, 6 * c, 8 * c}) {
+      for (const int64_t c_in : {7, 2 * c + 3, 6 * c}) {
         for (const int64_t k : {1, 3}) {
-          for (const int64_t y_block : {int64_t{1}, test::kNhwc}) {
+          for (const int64_t y_block : {int64_t{0}, int64_t{1}, test::kNhwc}) {
             NchwcConvCase t = test::layer_case(c_in, c_out, k, k, k, 0);
             t.y_block = y_block;
-            // y_block alternates with i: the others step with i / 2, so that NCHW and
-            // NHWC each meet every activation and both residual orders.
-            t.activation = kActivations[i / 2 % 8];
-            t.affine = i % 3 == 1;
+            // y_block cycles with i: the others step with i / 3, so that each layout
+            // meets every activation, the affine map and both residual orders.
+            t.activation = kActivations[i / 3 % 8];
+            t.affine = i / 3 % 3 == 1;
             t.residual = i % 5 == 2;
-            t.residual_before = i / 2 % 2 == 0;
+            t.residual_before = i / 3 % 2 == 0;
             run_direct(t, c, 900 + i);
             ++i;
           }

@@ -866,6 +866,87 @@ HWY_NOINLINE void PointwiseTiles(const Direct& k, int64_t ob0, int64_t pix0, int
   for (int64_t t = 0; t < count; ++t) PointwiseTile<B, R, kHalf>(k, ob0, pix0 + t * R);
 }
 
+// Copies of each block's sums that MatVecTile alternates its input channels between: B x
+// kMatVecCopies<B> chains of FMAs, at least 8 (AVX-512: 2 FMA pipes x 4 cycles of latency)
+// where the lanes allow; a power of 2 that divides a block's lanes, so that the copies
+// take the same lanes of every input block.
+template <int B>
+inline constexpr int kMatVecCopies = std::min(kLanes, B >= 4   ? 2
+                                                      : B >= 2 ? 4
+                                                               : 8);
+
+// Output blocks ob0 .. ob0 + B - 1 of a pointwise layer of one pixel: a matrix-vector
+// product (the squeeze-and-excitation convs after a global pool, a classifier). Each
+// weight vector feeds one FMA, so PointwiseTile<B, 1> chained every FMA of a block on the
+// one before: B <= 4 chains where 8 FMAs in flight cover the latency, and ppocr's 96 -> 24
+// and 48 -> 192 ran at 12 and 25 % of the FMA peak with their weights in L1. Here input
+// channel l of each block goes into copy l mod S of the sums (S = kMatVecCopies<B>), the
+// copies added pairwise at the end; all input channels in one pass (a pixel's weights are
+// read once however they are split). Padded output lanes multiply the
+// packed weights' zeros, as PointwiseTile's full blocks do (a half block included).
+template <int B>
+HWY_NOINLINE void MatVecTile(const Direct& k, int64_t ob0) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int64_t c = kLanes;
+  constexpr int S = kMatVecCopies<B>;
+  V acc[S][B];
+  const V neg_zero = hn::Set(d, -0.0f);
+  HWY_UNROLL(16) for (int s = 0; s < S; ++s) {
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) acc[s][b] = neg_zero;
+  }
+  const int64_t wob = k.w_ob_stride;
+  const float* w = k.w + ob0 * wob;  // packed [ob][ic][c]
+  const int64_t whole = k.cg / c;
+  for (int64_t cb = 0; cb < whole; ++cb) {
+    const float* xs = k.x + cb * k.x_cb_stride;
+    const float* ws = w + cb * c * c;
+    for (int64_t l = 0; l < c; l += S) {
+      HWY_UNROLL(16) for (int s = 0; s < S; ++s) {
+        const V xv = hn::Set(d, xs[l + s]);
+        HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+          acc[s][b] = hn::MulAdd(hn::LoadU(d, ws + (l + s) * c + b * wob), xv, acc[s][b]);
+        }
+      }
+    }
+  }
+  const float* xs = k.x + whole * k.x_cb_stride;
+  const float* ws = w + whole * c * c;
+  for (int64_t l = 0; l < k.cg - whole * c; ++l) {
+    const V xv = hn::Set(d, xs[l]);
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) {
+      acc[0][b] = hn::MulAdd(hn::LoadU(d, ws + l * c + b * wob), xv, acc[0][b]);
+    }
+  }
+  // Pairwise: copies s and s + h for h = S / 2, S / 4, .. 1.
+  if constexpr (S >= 8) {
+    HWY_UNROLL(16) for (int s = 0; s < 4; ++s) {
+      HWY_UNROLL(16) for (int b = 0; b < B; ++b) acc[s][b] = hn::Add(acc[s][b], acc[s + 4][b]);
+    }
+  }
+  if constexpr (S >= 4) {
+    HWY_UNROLL(16) for (int s = 0; s < 2; ++s) {
+      HWY_UNROLL(16) for (int b = 0; b < B; ++b) acc[s][b] = hn::Add(acc[s][b], acc[s + 2][b]);
+    }
+  }
+  if constexpr (S >= 2) {
+    HWY_UNROLL(16) for (int b = 0; b < B; ++b) acc[0][b] = hn::Add(acc[0][b], acc[1][b]);
+  }
+  V sums[B][1];
+  HWY_UNROLL(16) for (int b = 0; b < B; ++b) sums[b][0] = acc[0][b];
+  AddBias(d, k, ob0, sums);
+  StoreBlocks(d, k.out, ob0, 0, sums);
+}
+
+// MatVecTile<B> for a run-time B in [1, kTileMaxBlocks].
+template <int B = 1>
+void MatVecN(int64_t blocks, const Direct& k, int64_t ob0) {
+  if constexpr (B <= kTileMaxBlocks) {
+    if (blocks == B) return MatVecTile<B>(k, ob0);
+    MatVecN<B + 1>(blocks, k, ob0);
+  }
+}
+
 // The last n < kTileMaxPixels<B> pixels of a run of PointwisePairTiles, in PointwisePairTiles
 // of 8, 4, 2 and 1 pixels: a pixel's sums take the same steps in a tile of any width, so
 // these few widths (not one per n, which compiled 20 to 34 more tiles per target) keep
@@ -1322,6 +1403,14 @@ void DirectConv(const ref::FusedConvParams& p, const float* x, const float* w, c
   // this target's vector width would read and write past its buffers.
   HWY_ASSERT(hn::Lanes(hn::ScalableTag<float>()) == static_cast<size_t>(p.w_block));
   const Direct k = resolve(p, x, w, bias, z, y, min_units);
+  if (k.pointwise && k.ow == 1) {
+    // One pixel (one group, one row of one segment): each item is a chunk of output blocks.
+    for (int64_t u = begin; u < end; ++u) {
+      const ref::Range blocks = ChunkBlocks(k, u);
+      MatVecN(blocks.end - blocks.begin, k, blocks.begin);
+    }
+    return;
+  }
 #if HWY_MAX_BYTES == 64
   if (const int v = GroupVectors(k); v > 0) {
     // One block, one cache pass, no border: each item is a segment of the flattened image.
