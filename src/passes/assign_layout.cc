@@ -18,6 +18,10 @@
 // - Elementwise ops whose inputs are blocked values of one logical shape, or constant
 //   float32 scalars: unary (Relu, LeakyRelu, Sigmoid, Clip, HardSwish, HardSigmoid,
 //   Tanh, ...) and Add, Sub, Mul, Div, Max, Min. They run unchanged on the 5-D tensors.
+//   A binary op's blocked input may also hold one value per channel ([N or 1, C, 1, 1]
+//   against [N, C, H, W]: a squeeze-and-excitation block's scale): its [N or 1, Cb, 1, 1,
+//   c] broadcasts lane by lane over the map's [N, Cb, H, W, c] (ops/binary.cc runs it in
+//   rows of c).
 // - MaxPool / AveragePool (2-D, one output): the 3-D pooling over [H, W, c] with kernel
 //   [kh, kw, 1], strides [sh, sw, 1], dilations [dh, dw, 1], pads [t, l, 0, b, r, 0] is the
 //   2-D pooling of every channel (a size-1 window with stride 1 along the lanes; auto_pad
@@ -229,16 +233,17 @@ class LayoutPlanner {
 
   // Whether conv node n, which reads NCHW, writes NCHW and runs as a GEMM (kernels/gemm:
   // the pixels along the vectors): it has at least kMinGemmChannels input channels (it
-  // reads what an NCHW-only op wrote, as ppocr's convs after its SE blocks' per-channel
-  // Mul, not the network's 1 to 4 channel image, whose first-layer kernel writes NCHWc
-  // for the convs after it); it runs as a GEMM from NCHW to NCHW (plain_conv_kernel) and
+  // reads what an NCHW-only op wrote, as ppocr's head conv after its neck's Concat of 24
+  // channel maps, not the network's 1 to 4 channel image, whose first-layer kernel writes
+  // NCHWc for the convs after it); it runs as a GEMM from NCHW to NCHW (plain_conv_kernel) and
   // its output rows fill the vectors better than its channels fill blocks
   // (rows_fill_vectors_better); its residual, if any, is not NCHWc (Z is read in Y's
   // layout: it would need a reorder); and every reader would read NCHW anyway
   // (reads_plain_anyway): it then needs no reorder. ppocr's 96 -> 24 3x3 convs at 16
   // lanes: 96 and 48 pixel rows fill every lane, 24 channels 75 % (conv_bench: 1.95 ->
   // 1.53 ms at 64 x 96); 24 and 12 pixel rows fill 75 % too, and kept NCHWc they are
-  // 1.16 and 1.19x faster.
+  // 1.16 and 1.19x faster. (Its neck's four such convs read NCHWc since its SE blocks'
+  // per-channel Mul runs on the blocks, and run as winograd: 0.54 ms at 64 x 96.)
   bool plain_gemm_writer(int n) const {
     const ir::Node& node = p_.graph.nodes[n];
     const int x = node.inputs[0], y = node.outputs[0];
@@ -258,10 +263,10 @@ class LayoutPlanner {
   // Whether node m would read value y (4-D, NCHW) without an NCHWc version of it: a conv
   // that reads y as its X and runs as a GEMM itself; a global pool (its [N, C, 1, 1]
   // output is as cheap either way); a binary op or a Concat that stays NCHW for another
-  // input (binary_ok and concat_ok need every input blocked: ppocr's SE Mul broadcasts a
-  // [1, C, 1, 1] tensor, and the Add after it reads that Mul's NCHW result); or an op the
-  // pass never converts. Unary ops, pools and Resize follow y's layout, and so would the
-  // ops after them.
+  // input (binary_ok and concat_ok need every input blocked: a per-channel constant, or a
+  // map broadcast over channels); or an op the pass never converts. Unary ops, pools and
+  // Resize follow y's layout, and so would the ops after them, and so does a binary op
+  // whose other input is y's own global pool (a squeeze-and-excitation block).
   bool reads_plain_anyway(int m, int y) const {
     const ir::Node& reader = p_.graph.nodes[m];
     const std::string& op = reader.op_type;
@@ -286,12 +291,16 @@ class LayoutPlanner {
 
   // Whether an input of binary node `node` other than y (y: one of its inputs, or its
   // output) stays NCHW whatever y is, so that the node runs NCHW: a tensor of another
-  // shape (a broadcast), or one certainly stored NCHW (plain_for_sure). Constant scalars
-  // do not count.
+  // shape (a broadcast) but one value per channel of the other (channel_broadcast), or one
+  // certainly stored NCHW (plain_for_sure). Constant scalars do not count.
   bool other_input_plain(const ir::Node& node, int y, int depth) const {
     for (int v : node.inputs) {
       if (v < 0 || v == y || constant_scalar(v)) continue;
-      if (!logical_[v] || !(logical_[v]->shape == logical_[y]->shape)) return true;
+      if (!logical_[v] || !image(v) || !image(y)) return true;
+      if (!(logical_[v]->shape == logical_[y]->shape) && !channel_broadcast(v, y) &&
+          !channel_broadcast(y, v)) {
+        return true;
+      }
       if (plain_for_sure(v, depth + 1)) return true;
     }
     return false;
@@ -351,8 +360,18 @@ class LayoutPlanner {
     return false;  // f(0) != 0 and padded lanes exist
   }
 
-  // Every input blocked with the output's logical shape, or a constant scalar; at least
-  // one blocked. With padded lanes, only ops that keep zero lanes zero.
+  // Whether value v's logical shape is [1 or N, C, 1, 1] against y's [N, C, H, W] (one
+  // value per channel: a squeeze-and-excitation block's scale): as NCHWc, [1 or N, Cb, 1,
+  // 1, c] broadcasts to y's [N, Cb, H, W, c] lane by lane, each lane its channel's value.
+  bool channel_broadcast(int v, int y) const {
+    const Shape& s = logical_[v]->shape;
+    const Shape& o = logical_[y]->shape;
+    return (s[0] == 1 || s[0] == o[0]) && s[1] == o[1] && s[2] == 1 && s[3] == 1;
+  }
+
+  // Every input blocked with the output's logical shape or one value per channel
+  // (channel_broadcast), or a constant scalar; at least one blocked. With padded lanes,
+  // only ops that keep zero lanes zero (every blocked input's padded lanes are 0).
   bool binary_ok(const ir::Node& node) const {
     const int y = node.outputs[0];
     const std::string& op = node.op_type;
@@ -363,7 +382,7 @@ class LayoutPlanner {
       const int v = node.inputs[k];
       if (v < 0) return false;
       if (blocked_[v]) {
-        if (!(logical_[v]->shape == logical_[y]->shape)) return false;
+        if (!(logical_[v]->shape == logical_[y]->shape) && !channel_broadcast(v, y)) return false;
         any_blocked = true;
         if (op == "Div" && k == 1) keeps_zero = false;  // x / 0 on the padded lanes
         continue;

@@ -91,6 +91,57 @@ TEST(Binary, BroadcastSweepInt) {
   sweep<int64_t>("Div", [](double x, double y) { return std::trunc(x / y); });
 }
 
+// An operand that repeats a run of trailing elements over the other's middle dims (a
+// per-channel NCHWc operand, [N, Cb, 1, 1, c] against [N, Cb, H, W, c], which runs as rows
+// of c in kernels::f32_binary_rows), both operand orders, 1 and 2 threads: the bits of the
+// same float operation index by index. [2, 3, 1, 1, 8] with N = 1 on one side (the
+// broadcast iterator's path), inner runs of 6 and 45 elements, and 4608 rows of 16 (two
+// threads' worth: BroadcastIterator::kDefaultGrain elements each; only there with two
+// threads, which the small cases would not use) too.
+TEST(Binary, RepeatedRowsMatchElementByElement) {
+  const std::vector<std::pair<Shape, Shape>> cases = {{{1, 3, 4, 5, 16}, {1, 3, 1, 1, 16}},
+                                                      {{2, 3, 9, 7, 8}, {2, 3, 1, 1, 8}},
+                                                      {{2, 3, 4, 5, 8}, {1, 3, 1, 1, 8}},
+                                                      {{3, 7, 6}, {3, 1, 6}},
+                                                      {{2, 9, 5}, {9, 5}},
+                                                      {{1, 3, 32, 48, 16}, {1, 3, 1, 1, 16}}};
+  const std::pair<const char*, float (*)(float, float)> ops[] = {
+      {"Add", [](float x, float y) { return x + y; }},
+      {"Sub", [](float x, float y) { return x - y; }},
+      {"Mul", [](float x, float y) { return x * y; }},
+      {"Div", [](float x, float y) { return x / y; }}};
+  uint32_t seed = 700;
+  for (const auto& [full, rep] : cases) {
+    for (const auto& [op, f] : ops) {
+      for (int order = 0; order < 2; ++order) {
+        const Tensor x = random_tensor<float>(order == 0 ? full : rep, seed++, -5, 5);
+        const Tensor y = random_tensor<float>(order == 0 ? rep : full, seed++, 1, 9);
+        const bool big = shape_numel(full) > 2 * ops::BroadcastIterator::kDefaultGrain;
+        for (const int threads : {big ? 2 : 1}) {
+          const Tensor got = run1(op, {x, y}, {}, 13, threads);
+          ASSERT_EQ(got.shape(), full);
+          for_each_index(full, [&](const Shape& idx) {
+            const float want = f(static_cast<float>(broadcast_read(x, idx)),
+                                 static_cast<float>(broadcast_read(y, idx)));
+            ASSERT_EQ(static_cast<float>(got.item_as_double(idx)), want)
+                << op << " " << shape_str(x.shape()) << " with " << shape_str(y.shape()) << " at "
+                << shape_str(idx) << ", " << threads << " threads";
+          });
+        }
+      }
+    }
+  }
+  // PRelu's slope, one value per channel and lane.
+  const Tensor x = random_tensor<float>({1, 2, 3, 4, 16}, 801, -5, 5);
+  const Tensor slope = random_tensor<float>({1, 2, 1, 1, 16}, 802, 0, 1);
+  const Tensor got = run1("PRelu", {x, slope}, {}, 16);
+  for_each_index(x.shape(), [&](const Shape& idx) {
+    const float v = static_cast<float>(broadcast_read(x, idx));
+    const float want = v < 0 ? v * static_cast<float>(broadcast_read(slope, idx)) : v;
+    ASSERT_EQ(static_cast<float>(got.item_as_double(idx)), want) << shape_str(idx);
+  });
+}
+
 TEST(Binary, StridedOperands) {
   const Tensor base = random_tensor<float>({6, 10}, 5);
   const Tensor a = base.transpose(0, 1);                 // [10, 6]

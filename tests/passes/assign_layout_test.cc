@@ -246,16 +246,16 @@ TEST(AssignLayout, ConvFeedingPlainPointwiseConvWritesNchw) {
   }
 }
 
-// A stride-1 conv reading an NCHW tensor of at least 8 channels (as ppocr's convs after
-// its SE blocks' per-channel Mul) whose output rows fill vectors better than its channels
-// fill blocks (16 pixels a row, 5 channels) writes NCHW and runs as an implicit GEMM when
-// every reader would read NCHW anyway: a GlobalAveragePool and a broadcast Mul (variant
-// 0: no reorder), or a stride-1 conv (4). It writes NCHWc when a conv that does not run
-// as a GEMM (stride 2) reads it (1), from 7 channels (a network's image: the first-layer
-// kernel writes NCHWc for the convs after it, 2), when its channels fill the blocks at
-// least as well (16 channels, 9-pixel rows, 3), and when a Relu, which runs on NCHWc,
-// reads it (5). Variant 6 is ppocr's SE block: the same-shape Add after the broadcast
-// Mul reads the Mul's NCHW result, so it stays NCHW too and c1 writes NCHW.
+// A stride-1 conv reading an NCHW tensor of at least 8 channels (behind NCHW-only ops)
+// whose output rows fill vectors better than its channels fill blocks (16 pixels a row, 5
+// channels) writes NCHW and runs as an implicit GEMM when every reader would read NCHW
+// anyway: a GlobalAveragePool and a Mul by a per-channel constant, which stays NCHW
+// (variant 0: no reorder), or a stride-1 conv (4). It writes NCHWc when a conv that does
+// not run as a GEMM (stride 2) reads it (1), from 7 channels (a network's image: the
+// first-layer kernel writes NCHWc for the convs after it, 2), when its channels fill the
+// blocks at least as well (16 channels, 9-pixel rows, 3), when a Relu, which runs on
+// NCHWc, reads it (5), and in a squeeze-and-excitation block (6: the Mul by the pool's
+// per-channel result and the Add after it run on the blocks, PerChannelBinaryOpsRunInNchwc).
 TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
   for (int variant = 0; variant < 7; ++variant) {
     SCOPED_TRACE(variant);
@@ -269,6 +269,11 @@ TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
       add_conv(m, "c1", "y", cout, 6, 3, variant == 1 ? 2 : 1);
     } else if (variant == 5) {
       m.node("Relu", {"c1"}, {"y"}, "relu");
+    } else if (variant == 0) {
+      m.initializer("scale", {1, cout, 1, 1}, {0.5f, -1.0f, 2.0f, 0.25f, 3.0f});
+      m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
+      m.node("Mul", {"c1", "scale"}, {"y"}, "mul");
+      m.output("g");
     } else {
       m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
       m.node("Mul", {"c1", "g"}, {variant == 6 ? "s" : "y"}, "mul");
@@ -278,12 +283,12 @@ TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
     for (int c : kBlocks) {
       const passes::Program p = only_layout(m, xs, c);
       check_invariants(p);
-      const bool plain = variant == 0 || variant == 4 || variant == 6;
+      const bool plain = variant == 0 || variant == 4;
       EXPECT_EQ(attr_s(p, "c1", "y_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
       EXPECT_EQ(blocked(p, "c1"), !plain) << "block " << c;
-      // NCHWc: the Mul (a broadcast) stays NCHW behind reorders of c1 and the pool; the
-      // Relu's output is reordered for the graph output.
-      const int want = plain || variant == 1 ? 0 : variant == 5 ? 1 : 2;
+      // NCHWc: the graph output is reordered: the Relu's (5), the Mul's by the pool
+      // (2, 3: it runs on the blocks, as the SE block's Mul and Add in 6).
+      const int want = plain || variant == 1 ? 0 : 1;
       EXPECT_EQ(reorders(p), want) << "block " << c;
     }
     expect_same_results(m, {{"x", random_tensor(xs, 25 + variant)}});
@@ -684,6 +689,46 @@ TEST(AssignLayout, BroadcastingBinaryStaysNchw) {
     EXPECT_EQ(reorders(p), 0);
   }
   expect_same_results(m, {{"x", random_tensor({1, 3, 6, 6}, 19)}});
+}
+
+// A squeeze-and-excitation block (ppocr's neck): the gate, one value per channel
+// ([1, C, 1, 1], from a global pool and two 1x1 convs), scales the map (Mul), whose sum
+// with the map (Add) and difference with the gate (Sub, the gate first) follow. Each
+// operand is blocked, so the ops run on the blocks ([1, Cb, 1, 1, c] broadcast over [1,
+// Cb, H, W, c]; padded lanes stay 0) and the 3x3 conv after them reads NCHWc: 6 channels
+// (padded lanes in every block) and 16.
+ModelBuilder squeeze_excitation_model(int64_t ch) {
+  ModelBuilder m;
+  m.input("x", {1, 3, 7, 9});
+  m.output("y");
+  add_conv(m, "x", "a", 3, ch, 3);
+  m.node("Relu", {"a"}, {"r"}, "relu");
+  m.node("GlobalAveragePool", {"r"}, {"g"}, "pool");
+  add_conv(m, "g", "s1", ch, 3, 1);
+  m.node("Relu", {"s1"}, {"s1r"}, "relu_s1");
+  add_conv(m, "s1r", "s2", 3, ch, 1);
+  m.initializer("zero", {}, {0.0f});
+  m.initializer("one", {}, {1.0f});
+  m.node("Clip", {"s2", "zero", "one"}, {"gate"}, "gate");
+  m.node("Mul", {"r", "gate"}, {"scaled"}, "mul");
+  m.node("Add", {"scaled", "r"}, {"sum"}, "add");
+  m.node("Sub", {"gate", "sum"}, {"diff"}, "sub");
+  add_conv(m, "diff", "y", ch, 4, 3);
+  return m;
+}
+
+TEST(AssignLayout, PerChannelBinaryOpsRunInNchwc) {
+  for (const int64_t ch : {6, 16}) {
+    for (int c : kBlocks) {
+      SCOPED_TRACE(fmt::format("{} channels, block {}", ch, c));
+      const passes::Program p = only_layout(squeeze_excitation_model(ch), {1, 3, 7, 9}, c);
+      check_invariants(p);
+      for (const char* v : {"g", "gate", "scaled", "sum", "diff"}) EXPECT_TRUE(blocked(p, v)) << v;
+      EXPECT_EQ(attr_s(p, "y", "x_layout"), "NCHWc");
+      EXPECT_EQ(reorders(p), 0);
+    }
+    expect_same_results(squeeze_excitation_model(ch), {{"x", random_tensor({1, 3, 7, 9}, 23)}});
+  }
 }
 
 // conv -> relu -> BatchNormalization -> padded conv: fold-batch-norm leaves a

@@ -4,6 +4,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // foreach_target re-includes this file once per target; these follow it.
 #include <algorithm>
+#include <type_traits>
 
 #include "base/check.h"
 #include "hwy/highway.h"
@@ -76,24 +77,61 @@ void MapStrides(int64_t n, const float* a, int64_t sa, const float* b, int64_t s
   return Map<K, 0, 0>(n, a, b, y);
 }
 
+// fn(std::integral_constant<BinaryKind, K>()) for the run-time kind K (one of the vector
+// kinds: f32_binary_supported).
+template <class Fn>
+HWY_INLINE void VisitKind(BinaryKind kind, Fn&& fn) {
+  using K = BinaryKind;
+  switch (kind) {
+    case K::kAdd:
+      return fn(std::integral_constant<K, K::kAdd>());
+    case K::kSub:
+      return fn(std::integral_constant<K, K::kSub>());
+    case K::kMul:
+      return fn(std::integral_constant<K, K::kMul>());
+    case K::kDiv:
+      return fn(std::integral_constant<K, K::kDiv>());
+    case K::kMax:
+      return fn(std::integral_constant<K, K::kMax>());
+    case K::kMin:
+      return fn(std::integral_constant<K, K::kMin>());
+    default:
+      return fn(std::integral_constant<K, K::kPRelu>());
+  }
+}
+
 void Binary(BinaryKind kind, int64_t n, const float* a, int64_t sa, const float* b, int64_t sb,
             float* y) {
-  switch (kind) {
-    case BinaryKind::kAdd:
-      return MapStrides<BinaryKind::kAdd>(n, a, sa, b, sb, y);
-    case BinaryKind::kSub:
-      return MapStrides<BinaryKind::kSub>(n, a, sa, b, sb, y);
-    case BinaryKind::kMul:
-      return MapStrides<BinaryKind::kMul>(n, a, sa, b, sb, y);
-    case BinaryKind::kDiv:
-      return MapStrides<BinaryKind::kDiv>(n, a, sa, b, sb, y);
-    case BinaryKind::kMax:
-      return MapStrides<BinaryKind::kMax>(n, a, sa, b, sb, y);
-    case BinaryKind::kMin:
-      return MapStrides<BinaryKind::kMin>(n, a, sa, b, sb, y);
-    default:
-      return MapStrides<BinaryKind::kPRelu>(n, a, sa, b, sb, y);
+  VisitKind(kind, [&](auto k) HWY_ATTR { MapStrides<decltype(k)::value>(n, a, sa, b, sb, y); });
+}
+
+// `rows` runs of `row` elements; the operand kRepeated names (0: a, 1: b) is one run that
+// every run reuses. A run of one vector (an NCHWc block's lanes) keeps it in a register.
+template <BinaryKind K, int kRepeated>
+void MapRows(int64_t rows, int64_t row, const float* a, const float* b, float* y) {
+  const D d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  if (row == lanes) {
+    const V rep = hn::LoadU(d, kRepeated == 0 ? a : b);
+    const float* full = kRepeated == 0 ? b : a;
+    for (int64_t r = 0; r < rows; ++r) {
+      const V v = hn::LoadU(d, full + r * lanes);
+      hn::StoreU(kRepeated == 0 ? Apply<K>(d, rep, v) : Apply<K>(d, v, rep), d, y + r * lanes);
+    }
+    return;
   }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t off = r * row;
+    Map<K, 1, 1>(row, kRepeated == 0 ? a : a + off, kRepeated == 0 ? b + off : b, y + off);
+  }
+}
+
+void BinaryRows(BinaryKind kind, int64_t rows, int64_t row, const float* a, bool a_repeats,
+                const float* b, float* y) {
+  VisitKind(kind, [&](auto k) HWY_ATTR {
+    if (a_repeats) return MapRows<decltype(k)::value, 0>(rows, row, a, b, y);
+    MapRows<decltype(k)::value, 1>(rows, row, a, b, y);
+  });
 }
 
 }  // namespace
@@ -104,6 +142,7 @@ HWY_AFTER_NAMESPACE();
 namespace tern::kernels {
 
 HWY_EXPORT(Binary);
+HWY_EXPORT(BinaryRows);
 
 bool f32_binary_supported(ref::BinaryKind kind, int64_t a_stride, int64_t b_stride) {
   using K = ref::BinaryKind;
@@ -119,6 +158,14 @@ void f32_binary(ref::BinaryKind kind, int64_t n, const float* a, int64_t a_strid
              static_cast<int>(kind), a_stride, b_stride);
   if (n <= 0) return;
   HWY_DYNAMIC_DISPATCH(Binary)(kind, n, a, a_stride, b, b_stride, y);
+}
+
+void f32_binary_rows(ref::BinaryKind kind, int64_t rows, int64_t row, const float* a,
+                     bool a_repeats, const float* b, float* y) {
+  TERN_CHECK(f32_binary_supported(kind, 1, 1), InvalidArgument,
+             "f32_binary_rows: binary kind {} has no vector form", static_cast<int>(kind));
+  if (rows <= 0 || row <= 0) return;
+  HWY_DYNAMIC_DISPATCH(BinaryRows)(kind, rows, row, a, a_repeats, b, y);
 }
 
 }  // namespace tern::kernels

@@ -25,4 +25,14 @@ bool f32_binary_supported(ref::BinaryKind kind, int64_t a_stride, int64_t b_stri
 void f32_binary(ref::BinaryKind kind, int64_t n, const float* a, int64_t a_stride, const float* b,
                 int64_t b_stride, float* y);
 
+/// y[r * row + j] = f(a', b') for r in [0, rows), j in [0, row), y contiguous: the operand
+/// that `a_repeats` names (a when true, else b) is one run of `row` elements that every run
+/// reuses (a' = a[j] or b' = b[j]), the other is contiguous over rows * row elements. This
+/// is a per-channel operand against a map in NCHWc: [N, Cb, 1, 1, c] against [N, Cb, H, W,
+/// c], per (n, cb), rows = H * W and row = c, a run the broadcast iterator would hand over
+/// c elements at a time (ops/binary.cc). The same bits as f32_binary over each run. Throws
+/// InvalidArgument when f32_binary_supported(kind, 1, 1) is false.
+void f32_binary_rows(ref::BinaryKind kind, int64_t rows, int64_t row, const float* a,
+                     bool a_repeats, const float* b, float* y);
+
 }  // namespace tern::kernels
