@@ -30,7 +30,9 @@
 // - tern.ScaleShift (per-channel x * scale + shift, from fold-batch-norm) on a blocked
 //   input: attributes block = c and channels = C (scale and shift stay [C]).
 // - Concat on axis 1 (or -3) of blocked inputs whose channel counts are all multiples of
-//   c: Concat on axis 1 of the 5-D tensors (no padded lanes inside the result).
+//   c: Concat on axis 1 of the 5-D tensors (no padded lanes inside the result). Other
+//   channel counts: the same with attributes block = c and channels = the inputs' counts,
+//   which moves each input's channels to their lanes (ops/concat.cc, kernels/concat).
 // - Resize (nearest or linear, coordinate modes for which scale 1 maps every index to
 //   itself, i.e. not tf_half_pixel_for_nn or tf_crop_and_resize; constant scales with N
 //   and C scales 1, or constant sizes keeping N and C): the same Resize of the 5-D tensor
@@ -233,17 +235,18 @@ class LayoutPlanner {
 
   // Whether conv node n, which reads NCHW, writes NCHW and runs as a GEMM (kernels/gemm:
   // the pixels along the vectors): it has at least kMinGemmChannels input channels (it
-  // reads what an NCHW-only op wrote, as ppocr's head conv after its neck's Concat of 24
-  // channel maps, not the network's 1 to 4 channel image, whose first-layer kernel writes
-  // NCHWc for the convs after it); it runs as a GEMM from NCHW to NCHW (plain_conv_kernel) and
+  // reads what an op the pass does not convert wrote, not the network's 1 to 4 channel
+  // image, whose first-layer kernel writes NCHWc for the convs after it); it runs as a
+  // GEMM from NCHW to NCHW (plain_conv_kernel) and
   // its output rows fill the vectors better than its channels fill blocks
   // (rows_fill_vectors_better); its residual, if any, is not NCHWc (Z is read in Y's
   // layout: it would need a reorder); and every reader would read NCHW anyway
   // (reads_plain_anyway): it then needs no reorder. ppocr's 96 -> 24 3x3 convs at 16
   // lanes: 96 and 48 pixel rows fill every lane, 24 channels 75 % (conv_bench: 1.95 ->
   // 1.53 ms at 64 x 96); 24 and 12 pixel rows fill 75 % too, and kept NCHWc they are
-  // 1.16 and 1.19x faster. (Its neck's four such convs read NCHWc since its SE blocks'
-  // per-channel Mul runs on the blocks, and run as winograd: 0.54 ms at 64 x 96.)
+  // 1.16 and 1.19x faster. (They, and its head's after the Concat of 24-channel maps,
+  // read NCHWc since its SE blocks' per-channel Mul and that Concat run on the blocks, and
+  // run as winograd: 0.54 and 0.49 ms at 64 x 96.)
   bool plain_gemm_writer(int n) const {
     const ir::Node& node = p_.graph.nodes[n];
     const int x = node.inputs[0], y = node.outputs[0];
@@ -264,9 +267,11 @@ class LayoutPlanner {
   // that reads y as its X and runs as a GEMM itself; a global pool (its [N, C, 1, 1]
   // output is as cheap either way); a binary op or a Concat that stays NCHW for another
   // input (binary_ok and concat_ok need every input blocked: a per-channel constant, or a
-  // map broadcast over channels); or an op the pass never converts. Unary ops, pools and
-  // Resize follow y's layout, and so would the ops after them, and so does a binary op
-  // whose other input is y's own global pool (a squeeze-and-excitation block).
+  // map broadcast over channels, an input certainly NCHW, or padded lanes it would not
+  // keep zero); or an op the pass never converts. Unary ops, pools and Resize follow y's
+  // layout, and so would the ops after them (so a binary op may, whose other input holds
+  // one value per channel and is not certainly NCHW: a squeeze-and-excitation block's
+  // scale from y's own global pool).
   bool reads_plain_anyway(int m, int y) const {
     const ir::Node& reader = p_.graph.nodes[m];
     const std::string& op = reader.op_type;
@@ -284,19 +289,22 @@ class LayoutPlanner {
     if (!reader.domain.empty()) return true;
     if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return true;
     if (is_binary(op)) return other_input_plain(reader, y, 0);
-    if (op == "Concat") return !no_padding(y) || concat_input_plain(reader, y, 0);
+    if (op == "Concat") return concat_input_plain(reader, y, 0);
     return !(one_of(op, kZeroKeepingUnary) || one_of(op, kOtherUnary) || op == "MaxPool" ||
              op == "AveragePool" || op == "Resize");
   }
 
-  // Whether an input of binary node `node` other than y (y: one of its inputs, or its
-  // output) stays NCHW whatever y is, so that the node runs NCHW: a tensor of another
-  // shape (a broadcast) but one value per channel of the other (channel_broadcast), or one
+  // Whether binary node `node` stays NCHW whatever y is (y: one of its inputs, or its
+  // output): binary_ok would refuse it on padded lanes that it does not keep zero (a Div by
+  // a map), or an input other than y stays NCHW: a tensor of another shape (a broadcast)
+  // unless it holds one value per channel of the other (channel_broadcast), or one
   // certainly stored NCHW (plain_for_sure). Constant scalars do not count.
   bool other_input_plain(const ir::Node& node, int y, int depth) const {
+    if (!image(y) || legacy_broadcast(node)) return true;
+    if (!no_padding(y) && !binary_keeps_zero(node)) return true;
     for (int v : node.inputs) {
       if (v < 0 || v == y || constant_scalar(v)) continue;
-      if (!logical_[v] || !image(v) || !image(y)) return true;
+      if (!image(v)) return true;
       if (!(logical_[v]->shape == logical_[y]->shape) && !channel_broadcast(v, y) &&
           !channel_broadcast(y, v)) {
         return true;
@@ -332,6 +340,9 @@ class LayoutPlanner {
     if (op == "Conv") return false;
     if (is_binary(op)) return other_input_plain(node, v, depth);
     if (op == "Concat") return concat_input_plain(node, -1, depth);
+    // A unary op that unary_ok refuses whatever its input (a Sigmoid on padded lanes).
+    if ((one_of(op, kZeroKeepingUnary) || one_of(op, kOtherUnary)) && !unary_lanes_ok(node, v))
+      return true;
     if (one_of(op, kZeroKeepingUnary) || one_of(op, kOtherUnary) || op == "MaxPool" ||
         op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
         op == "Resize") {
@@ -341,12 +352,17 @@ class LayoutPlanner {
   }
 
   bool unary_ok(const ir::Node& node) const {
-    if (!blocked_input(node, 0)) return false;
+    return blocked_input(node, 0) && unary_lanes_ok(node, node.outputs[0]);
+  }
+
+  // Whether unary node `node`, its output y (an image), may run on the blocks given its
+  // attributes and y's padded lanes: Clip's bounds constant scalars, and no padded lanes
+  // or f(0) = 0 there.
+  bool unary_lanes_ok(const ir::Node& node, int y) const {
     for (size_t k = 1; k < node.inputs.size(); ++k) {  // Clip's min and max
       if (node.inputs[k] >= 0 && !constant_scalar(node.inputs[k])) return false;
     }
-    const int x = node.inputs[0];
-    if (no_padding(x) || one_of(node.op_type, kZeroKeepingUnary)) return true;
+    if (no_padding(y) || one_of(node.op_type, kZeroKeepingUnary)) return true;
     if (node.op_type == "Clip") {
       float lo = -INFINITY, hi = INFINITY;
       if (node.inputs.size() > 1 && node.inputs[1] >= 0) lo = *constant_scalar(node.inputs[1]);
@@ -372,40 +388,67 @@ class LayoutPlanner {
   // Every input blocked with the output's logical shape or one value per channel
   // (channel_broadcast), or a constant scalar; at least one blocked. With padded lanes,
   // only ops that keep zero lanes zero (every blocked input's padded lanes are 0).
+  // Legacy broadcasting (attributes broadcast and axis, opset < 7) aligns B by the logical
+  // rank: not converted.
+  static bool legacy_broadcast(const ir::Node& node) {
+    return node.attrs.count("broadcast") > 0 || node.attrs.count("axis") > 0;
+  }
+
   bool binary_ok(const ir::Node& node) const {
     const int y = node.outputs[0];
     const std::string& op = node.op_type;
     if ((op == "Max" || op == "Min") ? node.inputs.empty() : node.inputs.size() != 2) return false;
+    if (legacy_broadcast(node)) return false;
     bool any_blocked = false;
-    bool keeps_zero = true;
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const int v = node.inputs[k];
+    for (int v : node.inputs) {
       if (v < 0) return false;
       if (blocked_[v]) {
         if (!(logical_[v]->shape == logical_[y]->shape) && !channel_broadcast(v, y)) return false;
         any_blocked = true;
-        if (op == "Div" && k == 1) keeps_zero = false;  // x / 0 on the padded lanes
+      } else if (!constant_scalar(v)) {
+        return false;
+      }
+    }
+    return any_blocked && (no_padding(y) || binary_keeps_zero(node));
+  }
+
+  // Whether binary node `node`, with its inputs that are not constant scalars blocked,
+  // keeps zero padded lanes zero: not a Div by a blocked input (0 / 0), nor the constants
+  // that move 0 (Add or Sub of k != 0, Mul by Inf or NaN, Div by 0 or NaN or of k, Max
+  // with k > 0, Min with k < 0).
+  bool binary_keeps_zero(const ir::Node& node) const {
+    const std::string& op = node.op_type;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const std::optional<float> s =
+          node.inputs[k] >= 0 ? constant_scalar(node.inputs[k]) : std::nullopt;
+      if (!s) {
+        if (op == "Div" && k == 1) return false;  // x / 0 on the padded lanes
         continue;
       }
-      const std::optional<float> s = constant_scalar(v);
-      if (!s) return false;
       const float x = *s;
-      if (op == "Add" || op == "Sub") keeps_zero = keeps_zero && x == 0.0f;
-      if (op == "Mul") keeps_zero = keeps_zero && std::isfinite(x);
-      if (op == "Div") keeps_zero = keeps_zero && k == 1 && x != 0.0f && !std::isnan(x);
-      if (op == "Max") keeps_zero = keeps_zero && x <= 0.0f;
-      if (op == "Min") keeps_zero = keeps_zero && x >= 0.0f;
+      if ((op == "Add" || op == "Sub") && x != 0.0f) return false;
+      if (op == "Mul" && !std::isfinite(x)) return false;
+      if (op == "Div" && (k != 1 || x == 0.0f || std::isnan(x))) return false;
+      if (op == "Max" && !(x <= 0.0f)) return false;
+      if (op == "Min" && !(x >= 0.0f)) return false;
     }
-    return any_blocked && (keeps_zero || no_padding(y));
+    return true;
   }
 
   bool concat_ok(const ir::Node& node) const {
     auto it = node.attrs.find("axis");
     if (it == node.attrs.end() || (it->second.i != 1 && it->second.i != -3)) return false;
     for (int v : node.inputs) {
-      if (v < 0 || !blocked_[v] || !no_padding(v)) return false;
+      if (v < 0 || !blocked_[v]) return false;
     }
     return !node.inputs.empty();
+  }
+
+  // Whether Concat node `node` (concat_ok) joins an input whose channels do not fill its
+  // blocks: it then takes attributes block and channels.
+  bool concat_moves_lanes(const ir::Node& node) const {
+    return std::any_of(node.inputs.begin(), node.inputs.end(),
+                       [&](int v) { return !no_padding(v); });
   }
 
   // The index of Resize's scales input (opset 10: 1, 11+: 2) and of sizes (11+: 3).
@@ -546,6 +589,12 @@ class LayoutPlanner {
       node.attrs["kernel_shape"] = make_ints_attr({x[2], x[3], 1});
     } else if (op == "Concat") {
       node.attrs["axis"] = make_int_attr(1);
+      if (concat_moves_lanes(node)) {
+        std::vector<int64_t> counts;
+        for (int v : node.inputs) counts.push_back(channels(v));
+        node.attrs["block"] = make_int_attr(c_);
+        node.attrs["channels"] = make_ints_attr(std::move(counts));
+      }
     } else if (op == "Resize") {
       rewrite_resize(node);
     } else if (op == "ScaleShift") {

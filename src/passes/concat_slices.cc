@@ -35,6 +35,8 @@ class ConcatSlices final : public Pass {
     for (int n : p.order()) {
       const ir::Node& node = p.graph.nodes[n];
       if (node.op_type != "Concat" || !node.domain.empty() || node.outputs.size() != 1) continue;
+      // An NCHWc Concat that moves channels between lanes (assign-layout's `channels`).
+      if (node.attrs.count("channels")) continue;
       const int y = node.outputs[0];
       if (y < 0 || !p.types[y] || p.is_graph_output(y)) continue;
       const Shape& ys = p.types[y]->shape;

@@ -120,8 +120,8 @@ TEST(SimdBinary, RepeatedRowsMatchReferenceBitForBit) {
       for (const int64_t row : {int64_t{c}, int64_t{4}, int64_t{c + 3}, int64_t{3 * c}}) {
         for (const int64_t rows : {1, 2, 7, 33}) {
           for (const bool a_repeats : {false, true}) {
-            check_rows(kind, rows, row, a_repeats, seed % 2 == 1, seed);
-            ++seed;
+            for (const bool in_place : {false, true})
+              check_rows(kind, rows, row, a_repeats, in_place, seed++);
           }
         }
       }

@@ -93,18 +93,20 @@ TEST(Binary, BroadcastSweepInt) {
 
 // An operand that repeats a run of trailing elements over the other's middle dims (a
 // per-channel NCHWc operand, [N, Cb, 1, 1, c] against [N, Cb, H, W, c], which runs as rows
-// of c in kernels::f32_binary_rows), both operand orders, 1 and 2 threads: the bits of the
-// same float operation index by index. [2, 3, 1, 1, 8] with N = 1 on one side (the
-// broadcast iterator's path), inner runs of 6 and 45 elements, and 4608 rows of 16 (two
-// threads' worth: BroadcastIterator::kDefaultGrain elements each; only there with two
-// threads, which the small cases would not use) too.
+// of c in kernels::f32_binary_rows), both operand orders: the bits of the same float
+// operation index by index. Also a [1, 3, 1, 1, 8] operand against a batch of 2 (its N
+// differs: the broadcast iterator's path), inner runs of 6 and 45 elements, and 4608 rows
+// of 16 on two threads (two threads' worth: BroadcastIterator::kDefaultGrain elements each,
+// split plane by plane), and 4400 on two threads split as a whole (planes of 64 elements,
+// under kMinPlaneShare per thread); the small cases run on one thread.
 TEST(Binary, RepeatedRowsMatchElementByElement) {
   const std::vector<std::pair<Shape, Shape>> cases = {{{1, 3, 4, 5, 16}, {1, 3, 1, 1, 16}},
                                                       {{2, 3, 9, 7, 8}, {2, 3, 1, 1, 8}},
                                                       {{2, 3, 4, 5, 8}, {1, 3, 1, 1, 8}},
                                                       {{3, 7, 6}, {3, 1, 6}},
                                                       {{2, 9, 5}, {9, 5}},
-                                                      {{1, 3, 32, 48, 16}, {1, 3, 1, 1, 16}}};
+                                                      {{1, 3, 32, 48, 16}, {1, 3, 1, 1, 16}},
+                                                      {{1, 1100, 2, 2, 16}, {1, 1100, 1, 1, 16}}};
   const std::pair<const char*, float (*)(float, float)> ops[] = {
       {"Add", [](float x, float y) { return x + y; }},
       {"Sub", [](float x, float y) { return x - y; }},

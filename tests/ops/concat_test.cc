@@ -1,9 +1,12 @@
 // Concat: axes incl. negative, every dtype, zero-size and strided inputs, int64 shape
-// vectors, errors.
+// vectors, NCHWc inputs joined at any lane (attributes block and channels), errors.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
+#include <limits>
 
+#include "kernels/reference/reorder.h"
 #include "ops/op_test_util.h"
 
 namespace tern::test {
@@ -67,6 +70,68 @@ TEST(Concat, EveryDtype) {
       }
     }
   }
+}
+
+// NCHWc inputs [N, ceil(C / c), H, W, c] (their padded lanes NaN: never read) joined along
+// the logical channels (attributes block and channels, as assign-layout sets them for
+// counts that are not multiples of c): the NCHWc form of the NCHW Concat, bit for bit,
+// padded lanes 0; blocks 4, 8 and 16 (the SIMD kernel where c is the target's vector, the
+// reference elsewhere), 1 and 2 threads.
+TEST(Concat, NchwcChannelsAtAnyLane) {
+  const std::vector<std::vector<int64_t>> counts = {{5, 7}, {24, 24, 24, 24}, {16, 3, 9}, {1}};
+  uint32_t seed = 40;
+  for (const int64_t c : {4, 8, 16}) {
+    for (const std::vector<int64_t>& chs : counts) {
+      SCOPED_TRACE(testing::Message() << "block " << c << ", channels " << chs.size());
+      std::vector<Tensor> plain, blocked;
+      int64_t total = 0;
+      for (const int64_t ch : chs) {
+        const Tensor x = random_tensor<float>({2, ch, 5, 7}, seed++);
+        plain.push_back(x);
+        const kernels::ref::ReorderParams rp{2, ch, 5, 7, c};
+        Tensor xb = Tensor::empty(DType::kFloat32, {2, rp.blocks(), 5, 7, c});
+        kernels::ref::f32_reorder_to_nchwc(rp, x.data<float>(), xb.data<float>(), 0, rp.blocks());
+        float* d = xb.data<float>();
+        for (int64_t i = 0; i < xb.numel(); ++i) {
+          const int64_t block = i / (35 * c) % rp.blocks(), lane = i % c;
+          if (block * c + lane >= ch) d[i] = std::numeric_limits<float>::quiet_NaN();
+        }
+        blocked.push_back(xb);
+        total += ch;
+      }
+      const Tensor cat = run1("Concat", plain, AttrMap().i("axis", 1));
+      const kernels::ref::ReorderParams rp{2, total, 5, 7, c};
+      Tensor want = Tensor::empty(DType::kFloat32, {2, rp.blocks(), 5, 7, c});
+      kernels::ref::f32_reorder_to_nchwc(rp, cat.data<float>(), want.data<float>(), 0, rp.blocks());
+      for (const int threads : {1, 2}) {
+        const Tensor got =
+            run1("Concat", blocked, AttrMap().i("axis", 1).i("block", c).ints("channels", chs), 13,
+                 threads);
+        ASSERT_EQ(got.shape(), want.shape());
+        const std::vector<float> g = got.to_float_vector(), w = want.to_float_vector();
+        for (size_t i = 0; i < g.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(g[i]), std::bit_cast<uint32_t>(w[i]))
+              << "element " << i << ", " << threads << " threads: " << g[i] << " vs " << w[i];
+        }
+      }
+    }
+  }
+  const Tensor a = Tensor::zeros(DType::kFloat32, {1, 2, 3, 3, 4});
+  expect_error<ModelError>(
+      [&] {
+        run1("Concat", {a, a}, AttrMap().i("axis", 1).i("block", 4).ints("channels", {6}));
+      },
+      {"Concat 'test_node'", "2 inputs", "1 entries"});
+  expect_error<ShapeError>(
+      [&] {
+        run1("Concat", {a, a}, AttrMap().i("axis", 1).i("block", 4).ints("channels", {6, 9}));
+      },
+      {"Concat 'test_node'", "input 1", "[1, 2, 3, 3, 4]", "9 channels"});
+  expect_error<ModelError>(
+      [&] {
+        run1("Concat", {a, a}, AttrMap().i("axis", 2).i("block", 4).ints("channels", {6, 6}));
+      },
+      {"Concat 'test_node'", "block", "axis"});
 }
 
 TEST(Concat, Errors) {

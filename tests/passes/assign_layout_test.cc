@@ -256,8 +256,10 @@ TEST(AssignLayout, ConvFeedingPlainPointwiseConvWritesNchw) {
 // blocks at least as well (16 channels, 9-pixel rows, 3), when a Relu, which runs on
 // NCHWc, reads it (5), and in a squeeze-and-excitation block (6: the Mul by the pool's
 // per-channel result and the Add after it run on the blocks, PerChannelBinaryOpsRunInNchwc).
+// Its 5 channels leave padded lanes, so a Sigmoid gate (7: f(0) = 0.5) and a Div by the
+// pool (8: 0 / 0) keep those ops in NCHW, and it writes NCHW again.
 TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
-  for (int variant = 0; variant < 7; ++variant) {
+  for (int variant = 0; variant < 9; ++variant) {
     SCOPED_TRACE(variant);
     const int64_t cin = variant == 2 ? 7 : 8, cout = variant == 3 ? 16 : 5;
     const int64_t width = variant == 3 ? 9 : 16;
@@ -274,6 +276,14 @@ TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
       m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
       m.node("Mul", {"c1", "scale"}, {"y"}, "mul");
       m.output("g");
+    } else if (variant == 7) {
+      m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
+      add_conv(m, "g", "s", cout, cout, 1);
+      m.node("Sigmoid", {"s"}, {"gate"}, "sigmoid");
+      m.node("Mul", {"c1", "gate"}, {"y"}, "mul");
+    } else if (variant == 8) {
+      m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
+      m.node("Div", {"c1", "g"}, {"y"}, "div");
     } else {
       m.node("GlobalAveragePool", {"c1"}, {"g"}, "gpool");
       m.node("Mul", {"c1", "g"}, {variant == 6 ? "s" : "y"}, "mul");
@@ -283,7 +293,7 @@ TEST(AssignLayout, StrideOneConvOnPlainInputWritesNchw) {
     for (int c : kBlocks) {
       const passes::Program p = only_layout(m, xs, c);
       check_invariants(p);
-      const bool plain = variant == 0 || variant == 4;
+      const bool plain = variant == 0 || variant == 4 || variant >= 7;
       EXPECT_EQ(attr_s(p, "c1", "y_layout"), plain ? "NCHW" : "NCHWc") << "block " << c;
       EXPECT_EQ(blocked(p, "c1"), !plain) << "block " << c;
       // NCHWc: the graph output is reordered: the Relu's (5), the Mul's by the pool
@@ -410,17 +420,27 @@ TEST(AssignLayout, ConcatOfWholeBlocksRunsInNchwc) {
   }
 }
 
-TEST(AssignLayout, ConcatOfPartialBlocksStaysNchw) {
+// Channel counts that do not fill the blocks (5 + 6): the Concat still runs on the blocks,
+// moving each input's channels to their lanes (attributes block and channels), and the
+// conv after it reads NCHWc; concat-slices leaves it alone (with every pass).
+TEST(AssignLayout, ConcatOfPartialBlocksRunsInNchwc) {
   const ModelBuilder m = concat_model(5, 6);
   for (int c : kBlocks) {
     const passes::Program p = only_layout(m, {1, 3, 8, 9}, c);
     check_invariants(p);
-    EXPECT_FALSE(blocked(p, "cat"));
-    // The convs feeding it write NCHW themselves; the next conv reads NCHW.
-    EXPECT_EQ(attr_s(p, "a", "y_layout"), "NCHW");
-    EXPECT_EQ(attr_s(p, "b", "y_layout"), "NCHW");
-    EXPECT_EQ(attr_s(p, "y", "x_layout"), "NCHW");
+    EXPECT_TRUE(blocked(p, "cat"));
+    const ir::Node* cat = node_named(p, "concat");
+    EXPECT_EQ(cat->attrs.at("axis").i, 1);
+    EXPECT_EQ(cat->attrs.at("block").i, c);
+    EXPECT_EQ(cat->attrs.at("channels").ints, (std::vector<int64_t>{5, 6}));
+    EXPECT_EQ(attr_s(p, "a", "y_layout"), "NCHWc");
+    EXPECT_EQ(attr_s(p, "y", "x_layout"), "NCHWc");
     EXPECT_EQ(reorders(p), 0);
+    const passes::Program all = compile(m, {{DType::kFloat32, {1, 3, 8, 9}}}, {}, c);
+    for (const char* v : {"a", "b"}) {
+      EXPECT_NE(all.buffers[all.graph.find_value(v)].kind, passes::BufferAssignment::Kind::kSlice)
+          << v;
+    }
   }
   expect_same_results(m, {{"x", random_tensor({1, 3, 8, 9}, 6)}});
 }
