@@ -30,10 +30,10 @@ class ConcatOp final : public Op {
     axis_ = attrs.require_int("axis");
     channels_ = attrs.get_ints("channels", {});
     block_ = attrs.get_int("block", 0);
-    TERN_CHECK(channels_.empty() || (block_ >= 1 && axis_ == 1), ModelError,
-               "{}: attribute channels needs block >= 1 and axis 1 (NCHWc), got block {} and "
-               "axis {}",
-               where(), block_, axis_);
+    TERN_CHECK(channels_.empty() ? block_ == 0 : block_ >= 1 && axis_ == 1, ModelError,
+               "{}: attributes channels and block go together, with block >= 1 and axis 1 "
+               "(NCHWc), got {} channel counts, block {} and axis {}",
+               where(), channels_.size(), block_, axis_);
   }
 
   std::vector<TensorType> infer(std::span<const InferInput> inputs) const override {
@@ -116,16 +116,19 @@ class ConcatOp final : public Op {
                       {first[0], (total + block_ - 1) / block_, first[2], first[3], block_}};
   }
 
-  // channels_' Concat: each thread takes a range of pixels of every input (runs of 16),
-  // then zeroes its pixels' padded lanes after the last channel.
+  // channels_' Concat: each thread takes a range of pixels of every input (runs of 16; at
+  // least BroadcastIterator::kDefaultGrain elements of y per thread), then zeroes its
+  // pixels' padded lanes after the last channel.
   void run_blocked(std::span<const Tensor> inputs, Tensor& y, int num_threads) const {
     const int64_t c = block_, n = y.dim(0), yb = y.dim(1), hw = y.dim(2) * y.dim(3);
+    const int threads = static_cast<int>(std::clamp<int64_t>(
+        y.numel() / BroadcastIterator::kDefaultGrain, 1, std::max(1, num_threads)));
     int64_t total = 0;
     for (int64_t ch : channels_) total += ch;
     std::vector<Tensor> xs;
     for (const Tensor& x : inputs) xs.push_back(x.contiguous());
     float* yd = y.data<float>();
-    parallel_ranges((hw + 15) / 16, num_threads, [&](int64_t begin, int64_t end) {
+    parallel_ranges((hw + 15) / 16, threads, [&](int64_t begin, int64_t end) {
       const int64_t s0 = begin * 16, s1 = std::min(end * 16, hw);
       int64_t offset = 0;
       for (size_t k = 0; k < xs.size(); ++k) {

@@ -48,7 +48,9 @@
 // and its consumers are left alone.
 //
 // Padded lanes: every blocked value this pass creates has zero padded lanes (ch >= C).
-// FusedConv writes them 0; pooling, resize and concat of zero lanes give zero lanes.
+// FusedConv writes them 0; pooling, resize and concat of zero lanes give zero lanes (a
+// Concat that moves channels between lanes never reads its inputs' padded lanes and
+// writes its own 0).
 // An elementwise op that maps 0 to a non-zero value (Sigmoid: 0.5; Add of a constant
 // k != 0; Div: 0/0 = NaN) is converted only when its channel count is a multiple of c
 // (no padded lanes exist); otherwise it stays NCHW behind a reorder. So a consumer (the
@@ -289,7 +291,7 @@ class LayoutPlanner {
     if (!reader.domain.empty()) return true;
     if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return true;
     if (is_binary(op)) return other_input_plain(reader, y, 0);
-    if (op == "Concat") return concat_input_plain(reader, y, 0);
+    if (op == "Concat") return !concat_axis_ok(reader) || concat_input_plain(reader, y, 0);
     return !(one_of(op, kZeroKeepingUnary) || one_of(op, kOtherUnary) || op == "MaxPool" ||
              op == "AveragePool" || op == "Resize");
   }
@@ -339,7 +341,7 @@ class LayoutPlanner {
     if (!node.domain.empty()) return true;
     if (op == "Conv") return false;
     if (is_binary(op)) return other_input_plain(node, v, depth);
-    if (op == "Concat") return concat_input_plain(node, -1, depth);
+    if (op == "Concat") return !concat_axis_ok(node) || concat_input_plain(node, -1, depth);
     // A unary op that unary_ok refuses whatever its input (a Sigmoid on padded lanes).
     if ((one_of(op, kZeroKeepingUnary) || one_of(op, kOtherUnary)) && !unary_lanes_ok(node, v))
       return true;
@@ -435,9 +437,14 @@ class LayoutPlanner {
     return true;
   }
 
-  bool concat_ok(const ir::Node& node) const {
+  // A Concat along the channels (axis 1 or -3 of 4-D values).
+  static bool concat_axis_ok(const ir::Node& node) {
     auto it = node.attrs.find("axis");
-    if (it == node.attrs.end() || (it->second.i != 1 && it->second.i != -3)) return false;
+    return it != node.attrs.end() && (it->second.i == 1 || it->second.i == -3);
+  }
+
+  bool concat_ok(const ir::Node& node) const {
+    if (!concat_axis_ok(node)) return false;
     for (int v : node.inputs) {
       if (v < 0 || !blocked_[v]) return false;
     }

@@ -2,6 +2,7 @@
 // vectors, NCHWc inputs joined at any lane (attributes block and channels), errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -72,41 +73,63 @@ TEST(Concat, EveryDtype) {
   }
 }
 
+// Runs op `op_type` on `inputs` into an output filled with NaN beforehand, so that a lane
+// the op does not write shows.
+Tensor run_into_nan(const std::string& op_type, const std::vector<Tensor>& inputs,
+                    const AttrMap& attrs, int threads) {
+  const auto op = make_op(op_type, attrs);
+  const std::vector<ops::TensorType> types = op->infer(ops::infer_inputs_from(inputs));
+  std::vector<Tensor> out{Tensor::empty(types[0].dtype, types[0].shape)};
+  float* d = out[0].data<float>();
+  std::fill(d, d + out[0].numel(), std::numeric_limits<float>::quiet_NaN());
+  op->run(inputs, out, ops::ExecContext{threads});
+  return out[0];
+}
+
 // NCHWc inputs [N, ceil(C / c), H, W, c] (their padded lanes NaN: never read) joined along
 // the logical channels (attributes block and channels, as assign-layout sets them for
 // counts that are not multiples of c): the NCHWc form of the NCHW Concat, bit for bit,
 // padded lanes 0; blocks 4, 8 and 16 (the SIMD kernel where c is the target's vector, the
-// reference elsewhere), 1 and 2 threads.
+// reference elsewhere), 1 and 2 threads (two only where y has two threads' worth).
 TEST(Concat, NchwcChannelsAtAnyLane) {
-  const std::vector<std::vector<int64_t>> counts = {{5, 7}, {24, 24, 24, 24}, {16, 3, 9}, {1}};
+  struct Case {
+    std::vector<int64_t> channels;
+    int64_t h, w;
+  };
+  // The last: 2 x 3 x 40 x 40 x 16 elements of y, two threads' worth at c = 16.
+  const Case cases[] = {{{5, 7}, 5, 7},
+                        {{24, 24, 24, 24}, 5, 7},
+                        {{16, 3, 9}, 5, 7},
+                        {{1}, 5, 7},
+                        {{21, 19}, 40, 40}};
   uint32_t seed = 40;
   for (const int64_t c : {4, 8, 16}) {
-    for (const std::vector<int64_t>& chs : counts) {
-      SCOPED_TRACE(testing::Message() << "block " << c << ", channels " << chs.size());
+    for (const auto& [chs, h, w] : cases) {
+      SCOPED_TRACE(testing::Message()
+                   << "block " << c << ", channels " << chs.size() << ", " << h << " x " << w);
       std::vector<Tensor> plain, blocked;
       int64_t total = 0;
       for (const int64_t ch : chs) {
-        const Tensor x = random_tensor<float>({2, ch, 5, 7}, seed++);
+        const Tensor x = random_tensor<float>({2, ch, h, w}, seed++);
         plain.push_back(x);
-        const kernels::ref::ReorderParams rp{2, ch, 5, 7, c};
-        Tensor xb = Tensor::empty(DType::kFloat32, {2, rp.blocks(), 5, 7, c});
+        const kernels::ref::ReorderParams rp{2, ch, h, w, c};
+        Tensor xb = Tensor::empty(DType::kFloat32, {2, rp.blocks(), h, w, c});
         kernels::ref::f32_reorder_to_nchwc(rp, x.data<float>(), xb.data<float>(), 0, rp.blocks());
         float* d = xb.data<float>();
         for (int64_t i = 0; i < xb.numel(); ++i) {
-          const int64_t block = i / (35 * c) % rp.blocks(), lane = i % c;
+          const int64_t block = i / (h * w * c) % rp.blocks(), lane = i % c;
           if (block * c + lane >= ch) d[i] = std::numeric_limits<float>::quiet_NaN();
         }
         blocked.push_back(xb);
         total += ch;
       }
       const Tensor cat = run1("Concat", plain, AttrMap().i("axis", 1));
-      const kernels::ref::ReorderParams rp{2, total, 5, 7, c};
-      Tensor want = Tensor::empty(DType::kFloat32, {2, rp.blocks(), 5, 7, c});
+      const kernels::ref::ReorderParams rp{2, total, h, w, c};
+      Tensor want = Tensor::empty(DType::kFloat32, {2, rp.blocks(), h, w, c});
       kernels::ref::f32_reorder_to_nchwc(rp, cat.data<float>(), want.data<float>(), 0, rp.blocks());
       for (const int threads : {1, 2}) {
-        const Tensor got =
-            run1("Concat", blocked, AttrMap().i("axis", 1).i("block", c).ints("channels", chs), 13,
-                 threads);
+        const Tensor got = run_into_nan(
+            "Concat", blocked, AttrMap().i("axis", 1).i("block", c).ints("channels", chs), threads);
         ASSERT_EQ(got.shape(), want.shape());
         const std::vector<float> g = got.to_float_vector(), w = want.to_float_vector();
         for (size_t i = 0; i < g.size(); ++i) {
@@ -132,6 +155,11 @@ TEST(Concat, NchwcChannelsAtAnyLane) {
         run1("Concat", {a, a}, AttrMap().i("axis", 2).i("block", 4).ints("channels", {6, 6}));
       },
       {"Concat 'test_node'", "block", "axis"});
+  expect_error<ModelError>(
+      [&] {
+        run1("Concat", {a, a}, AttrMap().i("axis", 1).i("block", 4));
+      },
+      {"Concat 'test_node'", "channels and block go together"});
 }
 
 TEST(Concat, Errors) {

@@ -414,6 +414,7 @@ TEST(AssignLayout, ConcatOfWholeBlocksRunsInNchwc) {
     check_invariants(p);
     EXPECT_TRUE(blocked(p, "cat"));
     EXPECT_EQ(node_named(p, "concat")->attrs.at("axis").i, 1);
+    EXPECT_FALSE(node_named(p, "concat")->attrs.count("channels"));  // whole blocks: slices
     EXPECT_EQ(attr_s(p, "y", "x_layout"), "NCHWc");
     EXPECT_EQ(reorders(p), 0);
     expect_same_results(m, {{"x", random_tensor({1, 3, 8, 9}, 5)}});
