@@ -387,15 +387,16 @@ class LayoutPlanner {
     return (s[0] == 1 || s[0] == o[0]) && s[1] == o[1] && s[2] == 1 && s[3] == 1;
   }
 
-  // Every input blocked with the output's logical shape or one value per channel
-  // (channel_broadcast), or a constant scalar; at least one blocked. With padded lanes,
-  // only ops that keep zero lanes zero (every blocked input's padded lanes are 0).
-  // Legacy broadcasting (attributes broadcast and axis, opset < 7) aligns B by the logical
-  // rank: not converted.
+  // Whether binary node `node` broadcasts the legacy way (attributes broadcast and axis,
+  // opset < 7), aligning B by the logical rank: not converted.
   static bool legacy_broadcast(const ir::Node& node) {
     return node.attrs.count("broadcast") > 0 || node.attrs.count("axis") > 0;
   }
 
+  // Every input blocked with the output's logical shape or one value per channel
+  // (channel_broadcast), or a constant scalar; at least one blocked; no legacy
+  // broadcasting. With padded lanes, only ops that keep zero lanes zero (every blocked
+  // input's padded lanes are 0).
   bool binary_ok(const ir::Node& node) const {
     const int y = node.outputs[0];
     const std::string& op = node.op_type;

@@ -19,6 +19,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 HWY_INLINE void CopyLanes(const float* xb, float* yb, int64_t c, int64_t lo, int64_t hi,
                           int64_t shift, int64_t s0, int64_t s1) {
   const hn::ScalableTag<float> d;
+  if (lo == 0 && hi == c && shift == 0) {  // a whole block in place: a copy
+    for (int64_t s = s0; s < s1; ++s) hn::StoreU(hn::LoadU(d, xb + s * c), d, yb + s * c);
+    return;
+  }
   const hn::RebindToSigned<decltype(d)> di;
   HWY_ALIGN int32_t lanes[hn::MaxLanes(di)];
   for (int64_t i = 0; i < c; ++i)
@@ -26,10 +30,6 @@ HWY_INLINE void CopyLanes(const float* xb, float* yb, int64_t c, int64_t lo, int
   const auto table = hn::SetTableIndices(d, lanes);
   const auto mask =
       hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)), hn::FirstN(d, static_cast<size_t>(hi)));
-  if (lo == 0 && hi == c && shift == 0) {
-    for (int64_t s = s0; s < s1; ++s) hn::StoreU(hn::LoadU(d, xb + s * c), d, yb + s * c);
-    return;
-  }
   for (int64_t s = s0; s < s1; ++s) {
     const auto v = hn::TableLookupLanes(hn::LoadU(d, xb + s * c), table);
     hn::StoreU(hn::IfThenElse(mask, v, hn::LoadU(d, yb + s * c)), d, yb + s * c);

@@ -891,10 +891,7 @@ HWY_NOINLINE void MatVecTile(const Direct& k, int64_t ob0) {
   constexpr int64_t c = kLanes;
   constexpr int S = kMatVecCopies<B>;
   V acc[S][B];
-  const V neg_zero = hn::Set(d, -0.0f);
-  HWY_UNROLL(16) for (int s = 0; s < S; ++s) {
-    HWY_UNROLL(16) for (int b = 0; b < B; ++b) acc[s][b] = neg_zero;
-  }
+  StartSums(d, acc);
   const int64_t wob = k.w_ob_stride;
   const float* w = k.w + ob0 * wob;  // packed [ob][ic][c]
   const int64_t whole = k.cg / c;
