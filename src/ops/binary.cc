@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <initializer_list>
-#include <optional>
 
 #include "base/dtype_dispatch.h"
 #include "kernels/reference/elementwise.h"
@@ -29,40 +28,25 @@ namespace {
 
 using kernels::ref::BinaryKind;
 
-// A float op whose one operand repeats a run of trailing elements over middle dims of the
-// other: aligned right to y's rank, its dims equal y's on [0, i0) (outer) and [i1, rank)
-// (inner) and are 1 on [i0, i1) (mid), while the other operand has y's shape. A per-channel
-// NCHWc operand is one ([N, Cb, 1, 1, c] against [N, Cb, H, W, c]: assign-layout's
-// channel_broadcast, a squeeze-and-excitation scale): the broadcast iterator hands it over
-// in runs of c elements, each through the reference since it is shorter than
-// kBinaryVectorMinRun: ppocr's SE Mul on 96 x 64 x 96 took 0.265 ms (`tern bench
-// --per-layer`, 1 thread), 0.059 this way, 0.048 in NCHW before.
-struct RepeatedRows {
-  int64_t outer = 1, mid = 1, inner = 1;
-  bool a_repeats = false;
-};
+// Runs below which a float op's walk stays with the reference run by run (walks_by_rows): a
+// vector of NEON's and SSE4's.
+constexpr int64_t kMinRowRun = 4;
 
-std::optional<RepeatedRows> repeated_rows(const Shape& a, const Shape& b, const Shape& y) {
-  const bool a_full = a == y, b_full = b == y;
-  if (a_full == b_full) return std::nullopt;
-  const Shape& rep = a_full ? b : a;
-  const size_t rank = y.size();
-  if (rep.size() > rank) return std::nullopt;
-  Shape r(rank - rep.size(), 1);
-  r.insert(r.end(), rep.begin(), rep.end());
-  size_t i1 = rank;
-  while (i1 > 0 && r[i1 - 1] == y[i1 - 1]) --i1;
-  size_t i0 = i1;
-  while (i0 > 0 && r[i0 - 1] == 1) --i0;
-  RepeatedRows rows;
-  rows.a_repeats = !a_full;
-  for (size_t j = 0; j < rank; ++j) {
-    if (j < i0 && r[j] != y[j]) return std::nullopt;
-    (j < i0 ? rows.outer : j < i1 ? rows.mid : rows.inner) *= y[j];
+// Whether a float op walks `it` a row of runs per call (kernels::f32_binary_rows) instead
+// of a call per run: runs of kMinRowRun to kBinaryVectorMinRun - 1 elements, contiguous in
+// every operand. A per-channel NCHWc operand against a map, [N or 1, Cb, 1, 1, c] against
+// [N, Cb, H, W, c] (assign-layout's channel_broadcast, a squeeze-and-excitation scale), is
+// H * W runs of c per (n, cb), each shorter than kBinaryVectorMinRun and so, one per call,
+// through the reference: ppocr's SE Mul on 96 x 64 x 96 took 0.265 ms that way (`tern bench
+// --per-layer`, 1 thread), 0.059 by rows, 0.048 in NCHW before.
+bool walks_by_rows(const BroadcastIterator& it) {
+  if (it.rank() < 2 || it.inner_size() < kMinRowRun || it.inner_size() >= kBinaryVectorMinRun) {
+    return false;
   }
-  // Runs of at least 4 elements (a vector of NEON's), repeated more than once.
-  if (rows.inner < 4 || rows.mid < 2) return std::nullopt;
-  return rows;
+  for (int k = 0; k < it.num_operands(); ++k) {
+    if (it.inner_stride(k) != 1) return false;
+  }
+  return true;
 }
 
 class BinaryOp final : public Op {
@@ -151,13 +135,18 @@ class BinaryOp final : public Op {
     const Shape b_shape = legacy_b_shape(a.shape(), inputs[1].shape());
     const Tensor b =
         b_shape == inputs[1].shape() ? inputs[1] : inputs[1].contiguous().reshape(b_shape);
-    if (!is_pow_ && a.dtype() == DType::kFloat32 && kernels::f32_binary_supported(kind_, 1, 1) &&
-        a.is_contiguous() && b.is_contiguous()) {
-      if (const std::optional<RepeatedRows> r = repeated_rows(a.shape(), b.shape(), y.shape())) {
-        return run_rows(*r, a.data<float>(), b.data<float>(), y.data<float>(), ctx.num_threads);
-      }
-    }
     const BroadcastIterator it{StridedOperand::of(y), StridedOperand::of(a), StridedOperand::of(b)};
+    if (!is_pow_ && a.dtype() == DType::kFloat32 && kernels::f32_binary_supported(kind_, 1, 1) &&
+        walks_by_rows(it)) {
+      // Row strides in floats: every operand's bytes are a multiple of 4.
+      it.parallel_for_each_rows(ctx.num_threads, [&](char* const* p, const int64_t*, int64_t n,
+                                                     const int64_t* rb, int64_t m) {
+        kernels::f32_binary_rows(kind_, m, n, reinterpret_cast<const float*>(p[1]), rb[1] / 4,
+                                 reinterpret_cast<const float*>(p[2]), rb[2] / 4,
+                                 reinterpret_cast<float*>(p[0]), rb[0] / 4);
+      });
+      return;
+    }
     if (is_pow_) {
       visit_dtype<float, double, int32_t, int64_t>(a.dtype(), where(), [&]<typename TB>() {
         visit_dtype<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
@@ -187,39 +176,6 @@ class BinaryOp final : public Op {
 
  private:
   static constexpr int64_t kNoAxis = INT64_MIN;
-
-  // The op over RepeatedRows r: outer planes of mid rows of r.inner elements, split as
-  // BroadcastIterator::parallel_for_each splits its runs (so each thread reads what the
-  // layer before wrote on its core): at least kDefaultGrain elements per thread, thread t
-  // taking fraction t of every plane's rows (the rows the convolutions gave it), or of all
-  // rows where a plane's share would be under kMinPlaneShare elements.
-  void run_rows(const RepeatedRows& r, const float* a, const float* b, float* y,
-                int num_threads) const {
-    const auto rows = [&](int64_t o, int64_t m0, int64_t m1) {
-      const int64_t full = (o * r.mid + m0) * r.inner, rep = o * r.inner;
-      kernels::f32_binary_rows(kind_, m1 - m0, r.inner, r.a_repeats ? a + rep : a + full,
-                               r.a_repeats, r.a_repeats ? b + full : b + rep, y + full);
-    };
-    // Rows [begin, end) of all outer * mid, plane by plane.
-    const auto span = [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end;) {
-        const int64_t o = i / r.mid, m0 = i % r.mid, m1 = std::min(r.mid, m0 + (end - i));
-        rows(o, m0, m1);
-        i += m1 - m0;
-      }
-    };
-    const int64_t total = r.outer * r.mid, numel = total * r.inner;
-    const int64_t by_grain = std::max<int64_t>(1, numel / BroadcastIterator::kDefaultGrain);
-    const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
-    if (chunks <= 1) return span(0, total);
-    parallel_run(chunks, [&](int64_t t, int64_t nt) {
-      if (r.outer > 1 && r.mid * r.inner / nt >= BroadcastIterator::kMinPlaneShare) {
-        for (int64_t o = 0; o < r.outer; ++o) rows(o, r.mid * t / nt, r.mid * (t + 1) / nt);
-        return;
-      }
-      span(total * t / nt, total * (t + 1) / nt);
-    });
-  }
 
   // B's shape with trailing 1s so that it lines up with A at the legacy `axis` (opset < 7);
   // B's own shape otherwise.

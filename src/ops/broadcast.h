@@ -123,6 +123,20 @@ class BroadcastIterator {
   template <typename Fn>
   void for_each_share(int64_t t, int64_t nt, Fn&& fn) const;
 
+  /// for_each_rows(0, num_runs()) on at most `num_threads` threads, at least `grain`
+  /// elements per thread, split as parallel_for_each splits its runs (for_each_rows_share):
+  /// for kernels of short runs that take a row of them per call (binary ops on NCHWc
+  /// blocks, ops/binary.cc).
+  template <typename Fn>
+  void parallel_for_each_rows(int num_threads, Fn&& fn, int64_t grain = kDefaultGrain) const;
+
+  /// Thread t's share (0 <= t < nt) of parallel_for_each_rows' split among nt threads:
+  /// for_each_rows on fraction t of every plane's runs (cut at runs, as for_each_share cuts
+  /// elements) where a plane is whole runs and holds kMinPlaneShare elements per thread,
+  /// else on fraction t of all runs.
+  template <typename Fn>
+  void for_each_rows_share(int64_t t, int64_t nt, Fn&& fn) const;
+
   /// Elements of a plane per thread below which parallel_for_each splits the whole instead.
   static constexpr int64_t kMinPlaneShare = 256;
 
@@ -139,6 +153,12 @@ class BroadcastIterator {
       pos /= shape_[d];
       for (int k = 0; k < num_operands_; ++k) base[k] += idx[d] * byte_stride_[k][d];
     }
+  }
+  /// Threads for a parallel walk of numel() elements: at most num_threads, at least
+  /// `grain` elements each (1 when the walk is empty).
+  int threads_for(int num_threads, int64_t grain) const {
+    const int64_t by_grain = std::max<int64_t>(1, numel_ / std::max<int64_t>(grain, 1));
+    return static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
   }
   /// Advances dims 0..top of (idx, base) by one step of dim top (an odometer with carry).
   void step(int top, Index& idx, Pointers& base) const {
@@ -230,15 +250,40 @@ void BroadcastIterator::for_each_share(int64_t t, int64_t nt, Fn&& fn) const {
 
 template <typename Fn>
 void BroadcastIterator::parallel_for_each(int num_threads, Fn&& fn, int64_t grain) const {
-  const int64_t total = numel_;
-  if (total == 0) return;
-  const int64_t by_grain = std::max<int64_t>(1, total / std::max<int64_t>(grain, 1));
-  const int chunks = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), by_grain));
+  if (numel_ == 0) return;
+  const int chunks = threads_for(num_threads, grain);
   if (chunks <= 1) {
-    for_each(0, total, fn);
+    for_each(0, numel_, fn);
     return;
   }
   parallel_run(chunks, [&](int64_t t, int64_t nt) { for_each_share(t, nt, fn); });
+}
+
+template <typename Fn>
+void BroadcastIterator::for_each_rows_share(int64_t t, int64_t nt, Fn&& fn) const {
+  if (numel_ == 0) return;
+  const int64_t runs = num_runs(), inner = shape_[rank_ - 1];
+  const int64_t plane = numel_ / planes_;
+  if (nt > 1 && planes_ > 1 && plane % inner == 0 && plane / nt >= kMinPlaneShare) {
+    const int64_t per_plane = plane / inner;
+    const int64_t begin = per_plane * t / nt, end = per_plane * (t + 1) / nt;
+    for (int64_t p = 0; p < planes_; ++p) {
+      for_each_rows(p * per_plane + begin, p * per_plane + end, fn);
+    }
+    return;
+  }
+  for_each_rows(runs * t / nt, runs * (t + 1) / nt, fn);
+}
+
+template <typename Fn>
+void BroadcastIterator::parallel_for_each_rows(int num_threads, Fn&& fn, int64_t grain) const {
+  if (numel_ == 0) return;
+  const int chunks = threads_for(num_threads, grain);
+  if (chunks <= 1) {
+    for_each_rows(0, num_runs(), fn);
+    return;
+  }
+  parallel_run(chunks, [&](int64_t t, int64_t nt) { for_each_rows_share(t, nt, fn); });
 }
 
 /// Copies `src` into `dst` element by element: src broadcasts unidirectionally to dst's

@@ -2,8 +2,8 @@
 // every SIMD target this machine can dispatch to, bit for bit: each kind it covers, every
 // pair of operand strides (contiguous or broadcast), lengths 0..40 and 1000 (tails of every
 // size), values among NaN, the infinities, +-0, denormals, the largest float and random
-// ones, and in place into either operand; runs that repeat one operand's row
-// (f32_binary_rows); the kinds and strides it refuses.
+// ones, and in place into either operand; rows of runs with row strides, one operand's
+// run repeated or not (f32_binary_rows); the kinds and strides it refuses.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -89,46 +89,53 @@ TEST(SimdBinary, MatchesReferenceBitForBit) {
   });
 }
 
-// f32_binary_rows: `rows` runs of `row` elements, one operand a single run every run
-// reuses (a_repeats: a, else b), against the reference run by run; row a vector of the
-// target (c, an NCHWc block: the register path), shorter, longer and not a multiple of it;
-// in place into the contiguous operand.
-void check_rows(BinaryKind kind, int64_t rows, int64_t row, bool a_repeats, bool in_place,
+// Operand layouts of check_rows: which operand repeats one run over all rows (stride 0),
+// or neither (a's runs with a gap of 5 floats between them, b's packed).
+enum class Rows { kARepeats, kBRepeats, kNeither };
+
+// f32_binary_rows: `rows` runs of `row` elements against the reference run by run; row a
+// vector of the target (c, an NCHWc block: the one-load path), shorter, longer and not a
+// multiple of it; y packed, with gaps of 3 floats between its runs (which must keep their
+// values), or in place into an operand whose runs are y's.
+void check_rows(BinaryKind kind, int64_t rows, int64_t row, Rows layout, bool in_place,
                 uint32_t seed) {
   SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << ", rows " << rows
-                                  << ", row " << row << ", a repeats " << a_repeats << ", in place "
-                                  << in_place);
-  const int64_t n = rows * row;
-  std::vector<float> a = values(a_repeats ? row : n, seed, false);
-  std::vector<float> b = values(a_repeats ? n : row, seed + 27, true);
-  std::vector<float> want(static_cast<size_t>(n));
+                                  << ", row " << row << ", layout " << static_cast<int>(layout)
+                                  << ", in place " << in_place);
+  const int64_t sa = layout == Rows::kARepeats ? 0 : layout == Rows::kNeither ? row + 5 : row;
+  const int64_t sb = layout == Rows::kBRepeats ? 0 : row;
+  const int64_t sy = in_place ? row : row + 3;
+  const auto extent = [&](int64_t stride) { return (rows - 1) * stride + row; };
+  std::vector<float> a = values(extent(sa), seed, false);
+  std::vector<float> b = values(extent(sb), seed + 27, true);
+  std::vector<float> want(static_cast<size_t>(extent(sy)), 12345.0f);
   for (int64_t r = 0; r < rows; ++r) {
-    const float* ar = a_repeats ? a.data() : a.data() + r * row;
-    const float* br = a_repeats ? b.data() + r * row : b.data();
-    kernels::ref::binary<float>(kind, row, ar, 1, br, 1, want.data() + r * row);
+    kernels::ref::binary<float>(kind, row, a.data() + r * sa, 1, b.data() + r * sb, 1,
+                                want.data() + r * sy);
   }
-  std::vector<float> out(static_cast<size_t>(n), 12345.0f);
-  float* y = !in_place ? out.data() : a_repeats ? b.data() : a.data();
-  kernels::f32_binary_rows(kind, rows, row, a.data(), a_repeats, b.data(), y);
-  for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(same(y[i], want[i])) << "i " << i;
+  std::vector<float> out(want.size(), 12345.0f);
+  // In place: into b, or into a when b repeats (packed either way, as y then is).
+  float* y = !in_place ? out.data() : layout == Rows::kBRepeats ? a.data() : b.data();
+  kernels::f32_binary_rows(kind, rows, row, a.data(), sa, b.data(), sb, y, sy);
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(same(y[i], want[i])) << "i " << i;
 }
 
-TEST(SimdBinary, RepeatedRowsMatchReferenceBitForBit) {
+TEST(SimdBinary, RowsMatchReferenceBitForBit) {
   test::for_each_simd_target([](const std::string&, int c) {
     uint32_t seed = 500;
     for (BinaryKind kind : kKinds) {
       for (const int64_t row : {int64_t{c}, int64_t{4}, int64_t{c + 3}, int64_t{3 * c}}) {
         for (const int64_t rows : {1, 2, 7, 33}) {
-          for (const bool a_repeats : {false, true}) {
+          for (const Rows layout : {Rows::kARepeats, Rows::kBRepeats, Rows::kNeither}) {
             for (const bool in_place : {false, true})
-              check_rows(kind, rows, row, a_repeats, in_place, seed++);
+              check_rows(kind, rows, row, layout, in_place, seed++);
           }
         }
       }
     }
   });
   float v[2] = {1.0f, 2.0f};
-  EXPECT_THROW(kernels::f32_binary_rows(BinaryKind::kMod, 1, 1, v, true, v, v), InvalidArgument);
+  EXPECT_THROW(kernels::f32_binary_rows(BinaryKind::kMod, 1, 1, v, 0, v, 1, v, 1), InvalidArgument);
 }
 
 TEST(SimdBinary, OtherKindsAndStridesAreRefused) {

@@ -91,15 +91,14 @@ TEST(Binary, BroadcastSweepInt) {
   sweep<int64_t>("Div", [](double x, double y) { return std::trunc(x / y); });
 }
 
-// An operand that repeats a run of trailing elements over the other's middle dims (a
-// per-channel NCHWc operand, [N, Cb, 1, 1, c] against [N, Cb, H, W, c], which runs as rows
-// of c in kernels::f32_binary_rows), both operand orders: the bits of the same float
-// operation index by index. Also a [1, 3, 1, 1, 8] operand against a batch of 2 (its N
-// differs: the broadcast iterator's path), inner runs of 6 and 45 elements, and 4608 rows
-// of 16 on two threads (two threads' worth: BroadcastIterator::kDefaultGrain elements each,
-// split plane by plane), and 4400 on two threads split as a whole (planes of 64 elements,
-// under kMinPlaneShare per thread); the small cases run on one thread.
-TEST(Binary, RepeatedRowsMatchElementByElement) {
+// Short runs taken a row of runs per call (kernels::f32_binary_rows): a per-channel NCHWc
+// operand ([N or 1, Cb, 1, 1, c] against [N, Cb, H, W, c], rows of c, one of them against a
+// batch of 2), runs of 6 and 45 elements, both operand orders: the bits of the same float
+// operation index by index. Also 4608 rows of 16 on two threads (two threads' worth:
+// BroadcastIterator::kDefaultGrain elements each, split plane by plane), 4400 on two
+// threads split as a whole (planes of 64 elements, under kMinPlaneShare per thread), and
+// an operand whose runs are 24 floats apart (a slice); the small cases run on one thread.
+TEST(Binary, ShortRunsByRowsMatchElementByElement) {
   const std::vector<std::pair<Shape, Shape>> cases = {{{1, 3, 4, 5, 16}, {1, 3, 1, 1, 16}},
                                                       {{2, 3, 9, 7, 8}, {2, 3, 1, 1, 8}},
                                                       {{2, 3, 4, 5, 8}, {1, 3, 1, 1, 8}},
@@ -133,6 +132,16 @@ TEST(Binary, RepeatedRowsMatchElementByElement) {
       }
     }
   }
+  // A sliced operand: its runs of 16 are 24 floats apart.
+  const Tensor wide = random_tensor<float>({2, 3, 4, 5, 24}, 803, -5, 5);
+  const Tensor sliced = wide.slice(4, 4, 20);
+  const Tensor gate = random_tensor<float>({1, 3, 1, 1, 16}, 804, 1, 9);
+  const Tensor prod = run1("Mul", {sliced, gate});
+  for_each_index(prod.shape(), [&](const Shape& idx) {
+    const float want = static_cast<float>(broadcast_read(sliced, idx)) *
+                       static_cast<float>(broadcast_read(gate, idx));
+    ASSERT_EQ(static_cast<float>(prod.item_as_double(idx)), want) << shape_str(idx);
+  });
   // PRelu's slope, one value per channel and lane.
   const Tensor x = random_tensor<float>({1, 2, 3, 4, 16}, 801, -5, 5);
   const Tensor slope = random_tensor<float>({1, 2, 1, 1, 16}, 802, 0, 1);

@@ -486,6 +486,55 @@ TEST(BroadcastIterator, SharesCoverTheWalkOnce) {
   }
 }
 
+// for_each_rows_share(t, nt) for t in [0, nt) covers every element exactly once, and where
+// a plane is whole runs with kMinPlaneShare elements per thread, thread t takes the same
+// runs of every plane: NCHWc with a per-channel operand (rows of 16, planes of 1600 and of
+// 240, the latter split as a whole), a plane of one run (rows of 20 over the channels) and
+// runs that cross planes ([2, 3, 4] against [2, 1, 1]: one run of 12 per image).
+TEST(BroadcastIterator, RowSharesCoverTheWalkOnce) {
+  const std::vector<std::pair<Shape, Shape>> cases = {{{1, 4, 10, 10, 16}, {1, 4, 1, 1, 16}},
+                                                      {{2, 3, 3, 5, 16}, {1, 3, 1, 1, 16}},
+                                                      {{1, 30, 20}, {1, 1, 20}},
+                                                      {{2, 3, 4}, {2, 1, 1}}};
+  for (const auto& [so, sx] : cases) {
+    SCOPED_TRACE(shape_str(so));
+    Tensor out = Tensor::empty(DType::kFloat32, so);
+    const Tensor x = small_ints(sx, 27);
+    const BroadcastIterator it{StridedOperand::of(out), StridedOperand::of(x)};
+    ASSERT_GE(it.rank(), 2);
+    float* base = out.data<float>();
+    const int64_t plane = out.numel() / (so[0] * so[1]);
+    for (int64_t nt : {1, 2, 3}) {
+      std::vector<int> owner(static_cast<size_t>(out.numel()), -1);
+      for (int64_t t = 0; t < nt; ++t) {
+        it.for_each_rows_share(
+            t, nt, [&](char* const* p, const int64_t* s, int64_t n, const int64_t* rb, int64_t m) {
+              for (int64_t i = 0; i < m; ++i) {
+                const int64_t first = reinterpret_cast<float*>(p[0] + i * rb[0]) - base;
+                for (int64_t j = 0; j < n; ++j) {
+                  int& o = owner[static_cast<size_t>(first + j * s[0])];
+                  ASSERT_EQ(o, -1) << "element " << first + j * s[0] << " twice";
+                  o = static_cast<int>(t);
+                }
+              }
+            });
+      }
+      const bool banded =
+          nt > 1 && plane % it.inner_size() == 0 && plane / nt >= BroadcastIterator::kMinPlaneShare;
+      for (size_t i = 0; i < owner.size(); ++i) {
+        ASSERT_NE(owner[i], -1) << nt << " threads, element " << i;
+        if (banded) {
+          ASSERT_EQ(owner[i], owner[i % static_cast<size_t>(plane)])
+              << nt << " threads, element " << i;
+        }
+      }
+      if (so == Shape{1, 4, 10, 10, 16} && nt == 2) {
+        EXPECT_TRUE(banded);
+      }
+    }
+  }
+}
+
 TEST(BroadcastIterator, NonBroadcastableOperandIsShapeError) {
   Tensor out = Tensor::empty(DType::kFloat32, {2, 3});
   const Tensor bad = Tensor::zeros(DType::kFloat32, {2});

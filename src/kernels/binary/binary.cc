@@ -105,33 +105,38 @@ void Binary(BinaryKind kind, int64_t n, const float* a, int64_t sa, const float*
   VisitKind(kind, [&](auto k) HWY_ATTR { MapStrides<decltype(k)::value>(n, a, sa, b, sb, y); });
 }
 
-// `rows` runs of `row` elements; the operand kRepeated names (0: a, 1: b) is one run that
-// every run reuses. A run of one vector (an NCHWc block's lanes) keeps it in a register.
-template <BinaryKind K, int kRepeated>
-void MapRows(int64_t rows, int64_t row, const float* a, const float* b, float* y) {
+// `rows` runs of `row` contiguous elements, each operand's runs sa, sb and sy elements
+// apart. A run of one vector (an NCHWc block's lanes) takes one load per operand, and an
+// operand whose one run every run reuses (stride 0) stays in a register.
+template <BinaryKind K>
+void MapRows(int64_t rows, int64_t row, const float* a, int64_t sa, const float* b, int64_t sb,
+             float* y, int64_t sy) {
   const D d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  if (row == lanes) {
-    const V rep = hn::LoadU(d, kRepeated == 0 ? a : b);
-    const float* full = kRepeated == 0 ? b : a;
-    for (int64_t r = 0; r < rows; ++r) {
-      const V v = hn::LoadU(d, full + r * lanes);
-      hn::StoreU(kRepeated == 0 ? Apply<K>(d, rep, v) : Apply<K>(d, v, rep), d, y + r * lanes);
-    }
+  if (row != static_cast<int64_t>(hn::Lanes(d))) {
+    for (int64_t r = 0; r < rows; ++r) Map<K, 1, 1>(row, a + r * sa, b + r * sb, y + r * sy);
     return;
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t off = r * row;
-    Map<K, 1, 1>(row, kRepeated == 0 ? a : a + off, kRepeated == 0 ? b + off : b, y + off);
+  if (sa == 0) {
+    const V va = hn::LoadU(d, a);
+    for (int64_t r = 0; r < rows; ++r) {
+      hn::StoreU(Apply<K>(d, va, hn::LoadU(d, b + r * sb)), d, y + r * sy);
+    }
+  } else if (sb == 0) {
+    const V vb = hn::LoadU(d, b);
+    for (int64_t r = 0; r < rows; ++r) {
+      hn::StoreU(Apply<K>(d, hn::LoadU(d, a + r * sa), vb), d, y + r * sy);
+    }
+  } else {
+    for (int64_t r = 0; r < rows; ++r) {
+      hn::StoreU(Apply<K>(d, hn::LoadU(d, a + r * sa), hn::LoadU(d, b + r * sb)), d, y + r * sy);
+    }
   }
 }
 
-void BinaryRows(BinaryKind kind, int64_t rows, int64_t row, const float* a, bool a_repeats,
-                const float* b, float* y) {
-  VisitKind(kind, [&](auto k) HWY_ATTR {
-    if (a_repeats) return MapRows<decltype(k)::value, 0>(rows, row, a, b, y);
-    MapRows<decltype(k)::value, 1>(rows, row, a, b, y);
-  });
+void BinaryRows(BinaryKind kind, int64_t rows, int64_t row, const float* a, int64_t sa,
+                const float* b, int64_t sb, float* y, int64_t sy) {
+  VisitKind(kind,
+            [&](auto k) HWY_ATTR { MapRows<decltype(k)::value>(rows, row, a, sa, b, sb, y, sy); });
 }
 
 }  // namespace
@@ -161,11 +166,13 @@ void f32_binary(ref::BinaryKind kind, int64_t n, const float* a, int64_t a_strid
 }
 
 void f32_binary_rows(ref::BinaryKind kind, int64_t rows, int64_t row, const float* a,
-                     bool a_repeats, const float* b, float* y) {
+                     int64_t a_row_stride, const float* b, int64_t b_row_stride, float* y,
+                     int64_t y_row_stride) {
   TERN_CHECK(f32_binary_supported(kind, 1, 1), InvalidArgument,
              "f32_binary_rows: binary kind {} has no vector form", static_cast<int>(kind));
   if (rows <= 0 || row <= 0) return;
-  HWY_DYNAMIC_DISPATCH(BinaryRows)(kind, rows, row, a, a_repeats, b, y);
+  HWY_DYNAMIC_DISPATCH(BinaryRows)
+  (kind, rows, row, a, a_row_stride, b, b_row_stride, y, y_row_stride);
 }
 
 }  // namespace tern::kernels

@@ -25,14 +25,16 @@ bool f32_binary_supported(ref::BinaryKind kind, int64_t a_stride, int64_t b_stri
 void f32_binary(ref::BinaryKind kind, int64_t n, const float* a, int64_t a_stride, const float* b,
                 int64_t b_stride, float* y);
 
-/// y[r * row + j] = f(a', b') for r in [0, rows), j in [0, row), y contiguous: the operand
-/// that `a_repeats` names (a when true, else b) is one run of `row` elements that every run
-/// reuses (a' = a[j] or b' = b[j]), the other is contiguous over rows * row elements. This
-/// is a per-channel operand against a map in NCHWc: [N, Cb, 1, 1, c] against [N, Cb, H, W,
-/// c], per (n, cb), rows = H * W and row = c, a run the broadcast iterator would hand over
-/// c elements at a time (ops/binary.cc). The same bits as f32_binary over each run. Throws
-/// InvalidArgument when f32_binary_supported(kind, 1, 1) is false.
+/// y[r * y_row_stride + j] = f(a[r * a_row_stride + j], b[r * b_row_stride + j]) for r in
+/// [0, rows), j in [0, row): `rows` runs of `row` contiguous elements, each operand's runs
+/// its row stride (in elements) apart, 0 for an operand whose one run every run reuses.
+/// The short runs of a broadcast over NCHWc blocks, which ops/binary.cc takes a row of
+/// runs at a time from BroadcastIterator::for_each_rows: a per-channel operand against a
+/// map, [N or 1, Cb, 1, 1, c] against [N, Cb, H, W, c], is H * W runs of c per (n, cb),
+/// its runs 0 apart. y may be an operand whose runs are y's. The same bits as f32_binary
+/// over each run. Throws InvalidArgument when f32_binary_supported(kind, 1, 1) is false.
 void f32_binary_rows(ref::BinaryKind kind, int64_t rows, int64_t row, const float* a,
-                     bool a_repeats, const float* b, float* y);
+                     int64_t a_row_stride, const float* b, int64_t b_row_stride, float* y,
+                     int64_t y_row_stride);
 
 }  // namespace tern::kernels
