@@ -82,30 +82,34 @@ TEST(DepthwiseConv, MatchesReferenceOnWideRows) {
   });
 }
 
-// The 3x3 sliding-window tiles at strides 1 and 2: every tile width (6 to 16 pixels on
-// AVX-512 and NEON, rows of 6 to 40), pads 0 to 2 on the left with 0 to 2 on the right
-// (ONNX pads [p, p, q, q]), so that the first or the last one or two input columns of a
-// tile fall outside the row (stride 2, pad 2: two on the left) or none do.
+// The sliding-window tiles at strides 1 and 2: 3x3 and 5x5, every tile width (6 to 16
+// pixels on AVX-512 and NEON, rows of 6 to 40), pads 0 to K - 1 on the left with 0 to K - 1
+// on the right (ONNX pads [p, p, q, q]), so that the first or the last one to four input
+// columns of a tile fall outside the row or none do; 5x5 tiles also run the image's top
+// and bottom rows (K - 1 - p of their kernel rows outside the input at pad p).
 TEST(DepthwiseConv, SlidingWindowAtEveryWidthAndPad) {
   test::for_each_simd_target([](const std::string& target, int c) {
     if (target == "SCALAR") return;
     int i = 0;
-    for (int64_t stride : {1, 2}) {
-      for (int64_t pad = 0; pad <= 2; ++pad) {
-        for (int64_t pad_end = 0; pad_end <= 2; ++pad_end) {
-          for (int64_t w = 6 * stride; w <= 40; w += 5 + pad_end) {
-            NchwcConvCase t;
-            t.c_in = t.c_out = t.groups = i % 2 ? c : c + 3;
-            t.h = 3 + i % 3;
-            t.w = w;
-            t.k = 3;
-            t.stride = stride;
-            t.pad = pad;
-            t.pad_end = pad_end;
-            t.activation = Activation::kRelu;
-            t.residual = i % 5 == 1;
-            t.bias = i % 7 != 3;
-            run_depthwise(t, c, 900 + i++);
+    for (int64_t k : {3, 5}) {
+      for (int64_t stride : {1, 2}) {
+        for (int64_t pad = 0; pad < k; ++pad) {
+          for (int64_t pad_end = 0; pad_end < k; ++pad_end) {
+            for (int64_t w = 6 * stride + k - 3; w <= 40; w += 5 + pad_end) {
+              NchwcConvCase t;
+              t.c_in = t.c_out = t.groups = i % 2 ? c : c + 3;
+              t.h = k + i % 3;
+              t.w = w;
+              t.k = k;
+              t.stride = stride;
+              t.pad = pad;
+              t.pad_end = pad_end;
+              t.activation = Activation::kRelu;
+              t.residual = i % 5 == 1;
+              t.bias = i % 7 != 3;
+              ASSERT_TRUE(t.fits()) << t.str();
+              run_depthwise(t, c, 900 + i++);
+            }
           }
         }
       }

@@ -5,6 +5,8 @@
 // FMAs per cycle, 8 or more independent accumulators hide the latency. The 3x3 tiles
 // (sliding window, see Tile) hold R accumulators + 3 weights + 1 input: R = 16 on the
 // 32-register targets (AVX-512, NEON), R = 12 on AVX2 and SSE4 (16 registers, all used).
+// The 5x5 tiles hold R + 5 + 1 (22 of 32 on AVX-512 and NEON; on AVX2 and SSE4 the
+// weights stay in memory, one load per FMA: SlidingRow).
 // With R = 8, AVX2's 8 accumulators x 9 taps were exactly 2 FMAs per cycle of latency 4,
 // no slack for the loads, the epilogue and the call: on AMD Zen 3, f32_depthwise_conv
 // took 1.08 to 1.23 times as long on UltraFace's 3x3 layers (stride 1 and 2, 15 x 20 to
@@ -22,6 +24,7 @@
 #include "kernels/simd/base_register.h"
 #include "kernels/simd/conv_window.h"
 #include "kernels/simd/epilogue-inl.h"
+#include "kernels/simd/register_tile-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tern::kernels::HWY_NAMESPACE {
@@ -72,9 +75,9 @@ Tiling tiling(int64_t n) {
 // row are skipped: kNoBorder, kEnds (only the first and the last pixel) or kAnyBorder
 // (a branch per FMA). Border pixels thus run in the row's tiles: a one-pixel tile per
 // border pixel cost more than the pixel's FMAs.
-// K > 0: a K x K kernel without dilation on a row whose taps are all inside the input
-// (kh0 = 0, kh1 = K), kStride 1 or 2, kNoBorder or kEnds: the sliding window below, with
-// its loops unrolled at compile time. K = 0: run-time tap loops, one load per FMA.
+// K > 0: a K x K kernel without dilation (3x3 with kNoBorder or kEnds, 5x5 with kNoBorder
+// or kAnyBorder), kStride 1 or 2: the sliding window below, its loops along a kernel row
+// unrolled at compile time. K = 0: run-time tap loops, one load per FMA.
 // kHalf: the block holds at most half a vector of channels (RetinaFace's 8 in 16 lanes):
 // the tile loads and computes the lower halves only (TileVectors), and widens its sums
 // (upper lanes 0) for the epilogue. Only the full-width interior tiles have this variant
@@ -102,10 +105,55 @@ struct TileVectors<true> {
 };
 #endif
 
+// One kernel row of a sliding-window tile (Tile, K > 0): along the row, input m of the
+// tile's span (kSpan columns from col0, xr pointing at column col0, ws at the row's K
+// weight vectors) is tap j of pixel (m - j) / kStride, so each input vector is loaded
+// once, into a register, for up to K FMAs. One load per FMA (the loads folded into the
+// FMAs) made the loads, not the FMAs, bound the tile: in f32_depthwise_conv on AVX-512
+// (Emerald Rapids) the 3x3 stride-1 layers of UltraFace and RetinaFace took 1.05 to 1.2x
+// as long. Inputs outside the row (a border pixel's padded taps) are skipped, and with
+// them exactly the FMAs of those taps. With kEnds (every pixel but the first and the last
+// inside) only the first K and the last K inputs can be outside; with kAnyBorder (a 5x5
+// kernel's two border pixels per side) every input is checked.
+template <int R, int kStride, Border kBorder, int K, class D, class V>
+HWY_INLINE void SlidingRow(D d, V (&acc)[R], const float* xr, const float* ws, int64_t col0,
+                           int64_t wd) {
+  constexpr int kSpan = (R - 1) * kStride + K;
+  constexpr int64_t kC = static_cast<int64_t>(hn::MaxLanes(hn::ScalableTag<float>()));
+  // With 16 registers (AVX2, SSE4) a 5x5 tile's R accumulators, K weights and the input
+  // do not fit: the weights are then loaded at each FMA (a memory operand), not spilled
+  // by the compiler. ppocr's 5x5 stride-1 layers under TERN_SIMD_TARGET=AVX2 took 0.68
+  // and 0.70 of the run-time taps' time this way, 0.88 and 0.95 with the spills (Zen 5,
+  // conv_bench, medians of 7 alternated rounds).
+  constexpr bool kWeightsInRegisters = R + K + 1 <= kVectorRegisters;
+  V wv[K];
+  if constexpr (kWeightsInRegisters) {
+    HWY_UNROLL(16) for (int j = 0; j < K; ++j) wv[j] = hn::LoadU(d, ws + j * kC);
+  }
+  HWY_UNROLL(64) for (int m = 0; m < kSpan; ++m) {
+    if constexpr (kBorder == kEnds) {
+      if ((m < K && col0 + m < 0) || (m >= kSpan - K && col0 + m >= wd)) continue;
+    } else if constexpr (kBorder == kAnyBorder) {
+      if (col0 + m < 0 || col0 + m >= wd) continue;
+    }
+    V xv = hn::LoadU(d, xr + m * kC);
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    // An opaque copy: GCC would fold the load back into each of the FMAs below.
+    asm("" : "+v"(xv.raw));
+#endif
+    HWY_UNROLL(16) for (int j = 0; j < K; ++j) {
+      if (m >= j && (m - j) % kStride == 0 && (m - j) / kStride < R) {
+        const V w = kWeightsInRegisters ? wv[j] : hn::LoadU(d, ws + j * kC);
+        acc[(m - j) / kStride] = hn::MulAdd(xv, w, acc[(m - j) / kStride]);
+      }
+    }
+  }
+}
+
 template <int R, int kStride, Border kBorder, int K, bool kHalf = false>
 HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, int64_t kh0,
                        int64_t kh1) {
-  static_assert(K == 0 || (kStride > 0 && kBorder != kAnyBorder), "no such sliding tile");
+  static_assert(K == 0 || kStride > 0, "no such sliding tile");
   using TV = TileVectors<kHalf>;
   const Block dv;
   const typename TV::D d;
@@ -118,37 +166,23 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
   const float* wc = k.w + cb * k.kh * k.kw * c;
   const int64_t col0 = ow0 * k.sw - k.pw;
   if constexpr (K > 0) {
-    // Sliding window: along a kernel row, input m of the tile's span (kSpan columns from
-    // col0) is tap j of pixel (m - j) / kStride, so each input vector is loaded once, into
-    // a register, for up to K FMAs. One load per FMA (the loads folded into the FMAs)
-    // made the loads, not the FMAs, bound the tile: in f32_depthwise_conv on AVX-512
-    // (Emerald Rapids) the 3x3 stride-1 layers of UltraFace and RetinaFace took 1.05 to
-    // 1.2x as long. Inputs outside the row (a border pixel's padded taps) are skipped,
-    // and with them exactly the FMAs of those taps: only the first K and the last K
-    // inputs can be outside, since every pixel but the first and the last is inside.
-    constexpr int kSpan = (R - 1) * kStride + K;
+    // Sliding window (SlidingRow), one kernel row at a time. A 3x3 tile's rows are all
+    // inside the input (AnyRow), unrolled at compile time: with the row range at run time
+    // and the image's top and bottom rows here too, 7 of MobileNetV2's 10 3x3 layers took
+    // 1.02 to 1.17 times as long in conv_bench (Zen 5, medians of 5 alternated rounds,
+    // with the rows unrolled and skipped at run time). A 5x5 tile
+    // runs rows [kh0, kh1), the image's top and bottom rows included: two of a 5x5 kernel
+    // on each side, half of the rows of ppocr's 8 x 12 maps.
     constexpr int64_t kC = static_cast<int64_t>(hn::MaxLanes(dv));
-    const float* x0 = xc + ((oh * k.sh - k.ph) * k.wd + col0) * kC;
-    HWY_UNROLL(16) for (int i = 0; i < K; ++i) {
-      V wv[K];
-      HWY_UNROLL(16) for (int j = 0; j < K; ++j) wv[j] = hn::LoadU(d, wc + (i * K + j) * kC);
-      // Row i's input m; before the row where col0 < 0 (not read).
-      const float* xr = base_register(x0 + i * k.wd * kC);
-      HWY_UNROLL(64) for (int m = 0; m < kSpan; ++m) {
-        if constexpr (kBorder == kEnds) {
-          if ((m < K && col0 + m < 0) || (m >= kSpan - K && col0 + m >= k.wd)) continue;
-        }
-        V xv = hn::LoadU(d, xr + m * kC);
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-        // An opaque copy: GCC would fold the load back into each of the FMAs below.
-        asm("" : "+v"(xv.raw));
-#endif
-        HWY_UNROLL(16) for (int j = 0; j < K; ++j) {
-          if (m >= j && (m - j) % kStride == 0 && (m - j) / kStride < R) {
-            acc[0][(m - j) / kStride] = hn::MulAdd(xv, wv[j], acc[0][(m - j) / kStride]);
-          }
-        }
-      }
+    const auto row = [&](int64_t i) HWY_ATTR {
+      // Row i's input 0; before the row where col0 < 0 (not read).
+      const float* xr = base_register(xc + ((oh * k.sh - k.ph + i) * k.wd + col0) * kC);
+      SlidingRow<R, kStride, kBorder, K>(d, acc[0], xr, wc + i * K * kC, col0, k.wd);
+    };
+    if constexpr (K == 3) {
+      HWY_UNROLL(3) for (int i = 0; i < 3; ++i) row(i);
+    } else {
+      for (int64_t i = kh0; i < kh1; ++i) row(i);
     }
   } else {
     const int64_t step = kStride > 0 ? kStride * static_cast<int64_t>(hn::MaxLanes(dv)) : k.sw * c;
@@ -191,13 +225,17 @@ HWY_NOINLINE void Tile(const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0, 
 // kernels' build time (CI builds the file three times, once under AddressSanitizer).
 constexpr int kMinSpecialized = 6;
 
-// Tile<n> for a run-time n in [1, kMaxPixels]. kAnyBorder tiles (more than one border
-// pixel on a side: 5x5 kernels, padding 2, dilation) run the run-time taps (K = 0).
+// Tile<n> for a run-time n in [1, kMaxPixels]. A 3x3 kernel's kAnyBorder tiles (more than
+// one border pixel on a side: padding 2) run the run-time taps (K = 0); a 5x5 kernel's
+// border tiles are kAnyBorder ones (padding 2 gives two border pixels per side; fewer
+// variants to build).
 template <int kStride, Border kBorder, int K, int R = 1>
 HWY_INLINE void TileN(int64_t n, const Depthwise& k, int64_t cb, int64_t oh, int64_t ow0,
                       int64_t kh0, int64_t kh1) {
-  if constexpr (kBorder == kAnyBorder && K != 0) {
+  if constexpr (kBorder == kAnyBorder && K == 3) {
     TileN<kStride, kAnyBorder, 0>(n, k, cb, oh, ow0, kh0, kh1);
+  } else if constexpr (kBorder == kEnds && K == 5) {
+    TileN<kStride, kAnyBorder, K>(n, k, cb, oh, ow0, kh0, kh1);
   } else if constexpr (R < kMinSpecialized && (kBorder != kAnyBorder || K != 0)) {
     if (n < kMinSpecialized) return TileN<kStride, kAnyBorder, 0, R>(n, k, cb, oh, ow0, kh0, kh1);
     TileN<kStride, kBorder, K, kMinSpecialized>(n, k, cb, oh, ow0, kh0, kh1);
@@ -246,20 +284,32 @@ void Row(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1, int
   }
 }
 
-// Row<kStride, K> with K = 3 for 3x3 kernels without dilation on rows whose taps are all
-// inside the input (most rows of the models' depthwise layers), K = 0 (run-time taps)
-// otherwise.
+// Row<kStride, K> for kernels without dilation: K = 3 for a 3x3 kernel on rows whose taps
+// are all inside the input, K = 5 for a 5x5 kernel on any row (the sliding window, Tile);
+// K = 0 (run-time taps) otherwise.
+// On the 16-register targets a 5x5 kernel at stride 2 keeps the run-time taps: its
+// sliding tiles, with their weights loaded at each FMA (SlidingRow), feed each input to at
+// most 3 FMAs, and ppocr's 5x5 stride-2 layer took 1.22 times as long under
+// TERN_SIMD_TARGET=AVX2 (Zen 5, conv_bench, medians of 7 alternated rounds).
 template <int kStride>
 void AnyRow(const Depthwise& k, int64_t cb, int64_t oh, int64_t o0, int64_t o1) {
   const int64_t top = oh * k.sh - k.ph;
+  const bool square = k.kh == k.kw && k.dh == 1 && k.dw == 1;
+  constexpr bool kSliding5 = kStride == 1 || (kStride == 2 && kVectorRegisters >= 32);
+  const bool five = square && k.kh == 5;
   if (top >= 0 && top + (k.kh - 1) * k.dh < k.h) {
-    if (k.kh == 3 && k.kw == 3 && k.dh == 1 && k.dw == 1) {
-      return Row<kStride, 3>(k, cb, oh, o0, o1, 0, 3);
+    if (square && k.kh == 3) return Row<kStride, 3>(k, cb, oh, o0, o1, 0, 3);
+    if constexpr (kSliding5) {
+      if (five) return Row<kStride, 5>(k, cb, oh, o0, o1, 0, 5);
     }
     return Row<kStride, 0>(k, cb, oh, o0, o1, 0, k.kh);
   }
   const ref::Range rows = ref::valid_range(k.kh, k.dh, top, k.h);
-  Row<kStride, 0>(k, cb, oh, o0, o1, rows.begin, std::max(rows.begin, rows.end));
+  const int64_t kh1 = std::max(rows.begin, rows.end);
+  if constexpr (kSliding5) {
+    if (five) return Row<kStride, 5>(k, cb, oh, o0, o1, rows.begin, kh1);
+  }
+  Row<kStride, 0>(k, cb, oh, o0, o1, rows.begin, kh1);
 }
 
 Depthwise resolve(const ref::FusedConvParams& p, const float* x, const float* w, const float* bias,
