@@ -38,7 +38,12 @@ constexpr int64_t kMinRowRun = 4;
 // [N, Cb, H, W, c] (assign-layout's channel_broadcast, a squeeze-and-excitation scale), is
 // H * W runs of c per (n, cb), each shorter than kBinaryVectorMinRun and so, one per call,
 // through the reference: ppocr's SE Mul on 96 x 64 x 96 took 0.265 ms that way (`tern bench
-// --per-layer`, 1 thread), 0.059 by rows, 0.048 in NCHW before.
+// --per-layer`, 1 thread), 0.059 by rows, 0.048 in NCHW before. Runs of
+// kBinaryVectorMinRun or more take a call each (f32_binary), split across threads in bands
+// of every plane cut at any multiple of 16 elements, which rows of whole runs could not do
+// for runs as long as a plane. The call (about 20 ns, kBinaryVectorMinRun) then still adds
+// to each run of a few hundred elements, such as an attention mask's [1, 1, 1, 128]
+// against [1, 12, 128, 128]: no model here has one, and it is not measured.
 bool walks_by_rows(const BroadcastIterator& it) {
   if (it.rank() < 2 || it.inner_size() < kMinRowRun || it.inner_size() >= kBinaryVectorMinRun) {
     return false;

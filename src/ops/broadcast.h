@@ -124,16 +124,17 @@ class BroadcastIterator {
   void for_each_share(int64_t t, int64_t nt, Fn&& fn) const;
 
   /// for_each_rows(0, num_runs()) on at most `num_threads` threads, at least `grain`
-  /// elements per thread, split as parallel_for_each splits its runs (for_each_rows_share):
-  /// for kernels of short runs that take a row of them per call (binary ops on NCHWc
-  /// blocks, ops/binary.cc).
+  /// elements per thread, split much as parallel_for_each splits elements but at whole runs
+  /// (for_each_rows_share): for kernels of short runs that take a row of them per call
+  /// (binary ops on NCHWc blocks, ops/binary.cc).
   template <typename Fn>
   void parallel_for_each_rows(int num_threads, Fn&& fn, int64_t grain = kDefaultGrain) const;
 
   /// Thread t's share (0 <= t < nt) of parallel_for_each_rows' split among nt threads:
-  /// for_each_rows on fraction t of every plane's runs (cut at runs, as for_each_share cuts
-  /// elements) where a plane is whole runs and holds kMinPlaneShare elements per thread,
-  /// else on fraction t of all runs.
+  /// for_each_rows on fraction t of every plane's runs where a plane is whole runs and
+  /// holds kMinPlaneShare elements per thread, else on fraction t of all runs. The cuts fall
+  /// between runs, so that the bands of two threads may share a cache line where a run is
+  /// not a multiple of 64 bytes (for_each_share cuts at multiples of 16 elements).
   template <typename Fn>
   void for_each_rows_share(int64_t t, int64_t nt, Fn&& fn) const;
 

@@ -89,9 +89,9 @@ TEST(SimdBinary, MatchesReferenceBitForBit) {
   });
 }
 
-// Operand layouts of check_rows: which operand repeats one run over all rows (stride 0),
-// or neither (a's runs with a gap of 5 floats between them, b's packed).
-enum class Rows { kARepeats, kBRepeats, kNeither };
+// Operand layouts of check_rows: which operand repeats one run over all rows (stride 0,
+// the other packed), or whose runs have gaps of 5 floats between them (the other packed).
+enum class Rows { kARepeats, kBRepeats, kAGaps, kBGaps };
 
 // f32_binary_rows: `rows` runs of `row` elements against the reference run by run; row a
 // vector of the target (c, an NCHWc block: the one-load path), shorter, longer and not a
@@ -102,8 +102,8 @@ void check_rows(BinaryKind kind, int64_t rows, int64_t row, Rows layout, bool in
   SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << ", rows " << rows
                                   << ", row " << row << ", layout " << static_cast<int>(layout)
                                   << ", in place " << in_place);
-  const int64_t sa = layout == Rows::kARepeats ? 0 : layout == Rows::kNeither ? row + 5 : row;
-  const int64_t sb = layout == Rows::kBRepeats ? 0 : row;
+  const int64_t sa = layout == Rows::kARepeats ? 0 : layout == Rows::kAGaps ? row + 5 : row;
+  const int64_t sb = layout == Rows::kBRepeats ? 0 : layout == Rows::kBGaps ? row + 5 : row;
   const int64_t sy = in_place ? row : row + 3;
   const auto extent = [&](int64_t stride) { return (rows - 1) * stride + row; };
   std::vector<float> a = values(extent(sa), seed, false);
@@ -114,8 +114,9 @@ void check_rows(BinaryKind kind, int64_t rows, int64_t row, Rows layout, bool in
                                 want.data() + r * sy);
   }
   std::vector<float> out(want.size(), 12345.0f);
-  // In place: into b, or into a when b repeats (packed either way, as y then is).
-  float* y = !in_place ? out.data() : layout == Rows::kBRepeats ? a.data() : b.data();
+  // In place: into the packed operand (its runs are y's then).
+  const bool into_a = layout == Rows::kBRepeats || layout == Rows::kBGaps;
+  float* y = !in_place ? out.data() : into_a ? a.data() : b.data();
   kernels::f32_binary_rows(kind, rows, row, a.data(), sa, b.data(), sb, y, sy);
   for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(same(y[i], want[i])) << "i " << i;
 }
@@ -126,7 +127,7 @@ TEST(SimdBinary, RowsMatchReferenceBitForBit) {
     for (BinaryKind kind : kKinds) {
       for (const int64_t row : {int64_t{c}, int64_t{4}, int64_t{c + 3}, int64_t{3 * c}}) {
         for (const int64_t rows : {1, 2, 7, 33}) {
-          for (const Rows layout : {Rows::kARepeats, Rows::kBRepeats, Rows::kNeither}) {
+          for (const Rows layout : {Rows::kARepeats, Rows::kBRepeats, Rows::kAGaps, Rows::kBGaps}) {
             for (const bool in_place : {false, true})
               check_rows(kind, rows, row, layout, in_place, seed++);
           }

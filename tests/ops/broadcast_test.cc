@@ -490,12 +490,15 @@ TEST(BroadcastIterator, SharesCoverTheWalkOnce) {
 // a plane is whole runs with kMinPlaneShare elements per thread, thread t takes the same
 // runs of every plane: NCHWc with a per-channel operand (rows of 16, planes of 1600 and of
 // 240, the latter split as a whole), a plane of one run (rows of 20 over the channels) and
-// runs that cross planes ([2, 3, 4] against [2, 1, 1]: one run of 12 per image).
+// runs that cross planes ([2, 3, 4] and [2, 3, 600] against [2, 1, 1]: one run of 12 or
+// 1800 per image; the second's planes hold kMinPlaneShare elements per thread but are no
+// whole runs, so its split is of all runs).
 TEST(BroadcastIterator, RowSharesCoverTheWalkOnce) {
   const std::vector<std::pair<Shape, Shape>> cases = {{{1, 4, 10, 10, 16}, {1, 4, 1, 1, 16}},
                                                       {{2, 3, 3, 5, 16}, {1, 3, 1, 1, 16}},
                                                       {{1, 30, 20}, {1, 1, 20}},
-                                                      {{2, 3, 4}, {2, 1, 1}}};
+                                                      {{2, 3, 4}, {2, 1, 1}},
+                                                      {{2, 3, 600}, {2, 1, 1}}};
   for (const auto& [so, sx] : cases) {
     SCOPED_TRACE(shape_str(so));
     Tensor out = Tensor::empty(DType::kFloat32, so);
